@@ -1,0 +1,286 @@
+// Package backends defines the pub/sub contract every backend implements: the contract of
+// TrustGraph's pub/sub layer, in idiomatic Go.
+//
+// The contract is deliberately wire-friendly (plain data in and out, no channels or callbacks,
+// errors that map to a small set of codes) so that an out-of-process adapter can speak it over a
+// simple protocol later.
+//
+// Lifecycle, for every implementation:
+//   - A Backend is created by a Constructor from a Config (see registry.go). It owns its clients.
+//     The caller that created it calls Close exactly once, after closing what it handed out.
+//   - Producers and Consumers are created by the Backend and closed by whoever created them.
+//     Closing the Backend closes anything still open.
+//   - Every call takes a context.Context and never blocks past it: when ctx ends, the call returns
+//     an error wrapping ErrTimeout (deadline) or context.Canceled.
+//   - Nothing panics on bad input: it returns an error wrapping one of the sentinels below.
+package backends
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Message is what a producer sends: opaque payload bytes and string properties.
+// A nil and an empty Properties map mean the same thing.
+type Message struct {
+	Payload    []byte
+	Properties map[string]string
+}
+
+// Delivery is one received message. ID is an opaque token, unique within the Consumer that
+// returned it, that Ack and Nack use to find the message again; backends encode in it whatever
+// they need (an offset, a serialized message id). Delivery is plain data so it can cross a wire.
+type Delivery struct {
+	ID         string
+	Topic      string // the contract topic string it was received from
+	Payload    []byte
+	Properties map[string]string
+}
+
+// Backend is one pub/sub system behind the contract.
+//
+// Who calls it: the spec suite (one Backend per spec, created in a BeforeEach and closed by a
+// DeferCleanup) and, in production, the application's service layer. All methods are safe for
+// concurrent use.
+type Backend interface {
+	// Name is the registry name of the backend ("kafka", "pulsar", "memory").
+	Name() string
+
+	// Producer returns a producer for topic, creating the topic when missing (EnsureTopic).
+	// The caller closes the producer.
+	Producer(ctx context.Context, topic string) (Producer, error)
+
+	// Consumer returns a consumer of topic on the named subscription, creating the topic when
+	// missing. It returns only when the subscription is live: a message sent after Consumer
+	// returned is delivered to this subscription, whatever the initial position. Shared classes
+	// (flow, request) compete on the subscription name; unique classes (response, notify) give
+	// every consumer its own subscription (fan-out) unless WithMode overrides. The caller closes
+	// the consumer; Close never removes the subscription.
+	Consumer(ctx context.Context, topic, subscription string, opts ...ConsumerOption) (Consumer, error)
+
+	// CreateTopic creates topic with its class's retention (or the TopicOption override).
+	// Idempotent: creating an existing topic is not an error and changes nothing.
+	CreateTopic(ctx context.Context, topic string, opts ...TopicOption) error
+
+	// DeleteTopic deletes topic with its messages, subscriptions and committed positions.
+	// Idempotent: deleting a missing topic is not an error.
+	DeleteTopic(ctx context.Context, topic string) error
+
+	// TopicExists reports whether topic exists on the broker.
+	TopicExists(ctx context.Context, topic string) (bool, error)
+
+	// EnsureTopic creates topic when missing and does nothing when present.
+	EnsureTopic(ctx context.Context, topic string, opts ...TopicOption) error
+
+	// Retention reads back from the broker the retention in force for an existing topic.
+	Retention(ctx context.Context, topic string) (time.Duration, error)
+
+	// Unsupported lists the capabilities this backend, as configured, truly lacks, each with the
+	// reason a report should show. Specs that need one skip with that reason. Empty means the
+	// backend claims the whole contract.
+	Unsupported() map[Capability]string
+
+	// Close closes the backend and everything it handed out. Idempotent.
+	Close(ctx context.Context) error
+}
+
+// Producer sends messages to one topic. Safe for concurrent use: concurrent Sends are allowed.
+type Producer interface {
+	// Send returns only after the broker confirmed the message (a delivery report, a send
+	// receipt); the broker's error, if any, is returned, never only logged.
+	Send(ctx context.Context, msg Message) error
+	// Close flushes anything pending within ctx and releases the producer. Idempotent.
+	Close(ctx context.Context) error
+}
+
+// Consumer receives from one subscription. Receive, Ack and Nack may be called from different
+// goroutines, but Receive is not meant to be called concurrently with itself.
+type Consumer interface {
+	// Receive blocks for the next message. When ctx ends first it returns an error wrapping
+	// ErrTimeout (deadline exceeded) or context.Canceled; it never blocks past ctx.
+	Receive(ctx context.Context) (Delivery, error)
+	// Ack acknowledges d and nothing after it: later, unacknowledged messages are delivered
+	// again after the subscription is reopened.
+	Ack(ctx context.Context, d Delivery) error
+	// Nack asks for d to be delivered again (to this or another member of the subscription),
+	// within a bounded delay.
+	Nack(ctx context.Context, d Delivery) error
+	// Close leaves the subscription without removing it: the subscription keeps its position
+	// and a later Consumer with the same name resumes from it. Idempotent.
+	Close(ctx context.Context) error
+}
+
+// Position is where a new subscription starts. An existing subscription always resumes from its
+// own position, whatever is asked here.
+type Position int
+
+const (
+	// Latest starts a new subscription at the end of the topic (the default).
+	Latest Position = iota
+	// Earliest starts a new subscription at the oldest retained message.
+	Earliest
+)
+
+func (p Position) String() string {
+	if p == Earliest {
+		return "earliest"
+	}
+	return "latest"
+}
+
+// Mode is how consumers of one subscription name share messages.
+type Mode int
+
+const (
+	// ModeDefault takes the mode of the topic's class.
+	ModeDefault Mode = iota
+	// Shared consumers of one subscription name compete: each message goes to one of them.
+	Shared
+	// Unique gives every consumer its own subscription: each gets every message (fan-out).
+	Unique
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Shared:
+		return "shared"
+	case Unique:
+		return "unique"
+	default:
+		return "default"
+	}
+}
+
+// ConsumerSettings is the plain-data result of applying ConsumerOptions.
+type ConsumerSettings struct {
+	Position Position
+	Mode     Mode
+}
+
+// ConsumerOption adjusts a Consumer call.
+type ConsumerOption func(*ConsumerSettings)
+
+// WithPosition sets where a new subscription starts.
+func WithPosition(p Position) ConsumerOption { return func(s *ConsumerSettings) { s.Position = p } }
+
+// WithMode overrides the class's default subscription mode.
+func WithMode(m Mode) ConsumerOption { return func(s *ConsumerSettings) { s.Mode = m } }
+
+// ApplyConsumerOptions resolves opts for topic t: the mode falls back to the class default.
+func ApplyConsumerOptions(t Topic, opts ...ConsumerOption) ConsumerSettings {
+	s := ConsumerSettings{Position: Latest}
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.Mode == ModeDefault {
+		s.Mode = t.Class.DefaultMode()
+	}
+	return s
+}
+
+// TopicSettings is the plain-data result of applying TopicOptions.
+type TopicSettings struct {
+	// Retention is the retention to create the topic with; zero means the class default
+	// (or the backend's Config override for the class).
+	Retention time.Duration
+}
+
+// TopicOption adjusts CreateTopic / EnsureTopic.
+type TopicOption func(*TopicSettings)
+
+// WithRetention overrides the retention of the created topic (used by the expiry spec).
+func WithRetention(d time.Duration) TopicOption {
+	return func(s *TopicSettings) { s.Retention = d }
+}
+
+// ApplyTopicOptions resolves opts for topic t against cfg's per-class overrides.
+func ApplyTopicOptions(t Topic, cfg Config, opts ...TopicOption) TopicSettings {
+	var s TopicSettings
+	for _, o := range opts {
+		if o != nil {
+			o(&s)
+		}
+	}
+	if s.Retention == 0 {
+		s.Retention = cfg.RetentionFor(t.Class)
+	}
+	return s
+}
+
+// Capability names a part of the contract a backend may declare it lacks.
+type Capability string
+
+const (
+	// CapTransientRedelivery: nack and reopen redeliver on non-durable classes (request,
+	// response, notify). Pulsar's non-persistent topics keep nothing, so they cannot.
+	CapTransientRedelivery Capability = "transient-redelivery"
+	// CapTransientReplay: non-durable classes keep messages for a subscriber that was not
+	// connected when they were sent.
+	CapTransientReplay Capability = "transient-replay"
+	// CapRetentionExpiry: a short retention makes the broker drop expired messages in seconds.
+	CapRetentionExpiry Capability = "retention-expiry"
+)
+
+// Sentinel errors. Implementations wrap them with %w and context; callers test with errors.Is.
+// Each maps to a wire code (see Code) for the out-of-process adapter.
+var (
+	ErrTimeout         = errors.New("timeout")
+	ErrInvalidTopic    = errors.New("invalid topic")
+	ErrClosed          = errors.New("closed")
+	ErrUnknownDelivery = errors.New("unknown delivery")
+	ErrAuth            = errors.New("authentication failed")
+	ErrUnavailable     = errors.New("broker unavailable")
+	ErrUnknownBackend  = errors.New("unknown backend")
+	ErrInvalidConfig   = errors.New("invalid configuration")
+)
+
+// Code maps err to the contract's small set of error codes ("" for nil, "internal" for
+// anything not wrapping a sentinel).
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, ErrInvalidTopic):
+		return "invalid_topic"
+	case errors.Is(err, ErrClosed):
+		return "closed"
+	case errors.Is(err, ErrUnknownDelivery):
+		return "unknown_delivery"
+	case errors.Is(err, ErrAuth):
+		return "auth"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrUnknownBackend):
+		return "unknown_backend"
+	case errors.Is(err, ErrInvalidConfig):
+		return "invalid_config"
+	default:
+		return "internal"
+	}
+}
+
+// CtxErr converts a finished context into the contract's error: ErrTimeout for a deadline,
+// context.Canceled otherwise, both wrapped with what was waited for.
+func CtxErr(ctx context.Context, what string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &timeoutError{what: what}
+	}
+	if ctx.Err() != nil {
+		return errors.Join(errors.New(what), ctx.Err())
+	}
+	return nil
+}
+
+type timeoutError struct{ what string }
+
+func (e *timeoutError) Error() string { return e.what + ": timeout (context deadline exceeded)" }
+func (e *timeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
