@@ -1,0 +1,296 @@
+// Package mutants holds known-bad variants of backends, each reproducing a defect seen in the
+// field, so that a run can prove the conformance suite catches every one of them (mutation score).
+//
+// Where a defect can live outside a backend it is a decorator over the contract (Wrap). Where it
+// lives inside a client library's use, it is a Config adjustment that a real backend honours as an
+// ordinary option (Configure). No variant adds a test-only branch to a backend's production path.
+//
+// Variants are registered as backends named "<base>~<variant>" (see Register), so the suite runs them
+// like any other backend and starts the base backend's broker for them.
+package mutants
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Separator joins a base backend name and a variant name: "kafka~nack-noop".
+const Separator = "~"
+
+// Variant is one known-bad variant.
+type Variant struct {
+	// Name is short and stable ("nack-noop"); it appears in backend names and reports.
+	Name string
+	// Defect says in one line what is wrong, as seen in the field.
+	Defect string
+	// Wrap decorates a working backend into the defective one; nil when Configure does the job.
+	Wrap func(backends.Backend) backends.Backend
+	// Configure adjusts the base backend's Config to produce the defect; nil when Wrap does the job.
+	Configure func(*backends.Config)
+	// Bases lists the base backends the variant applies to (nil: every base).
+	Bases []string
+}
+
+// Applies reports whether v applies to base.
+func (v Variant) Applies(base string) bool {
+	if len(v.Bases) == 0 {
+		return true
+	}
+	for _, b := range v.Bases {
+		if b == base {
+			return true
+		}
+	}
+	return false
+}
+
+// Catalogue lists the decorator variants. Backend-internal variants (latest-race,
+// close-unsubscribes, auth-admin-only) are appended by the backends that can express them.
+var Catalogue = []Variant{
+	{
+		Name:   "nack-noop",
+		Defect: "Nack does nothing: the message is never delivered again",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+				return &nackNoop{Consumer: c}
+			}}
+		},
+	},
+	{
+		Name:   "ack-commits-position",
+		Defect: "Ack commits the consumer's current position (the last received message), not that message's",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+				return &ackPosition{Consumer: c}
+			}}
+		},
+	},
+	{
+		Name:   "exists-always-true",
+		Defect: "TopicExists reports true for a missing topic",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &existsTrue{backend{Backend: b}}
+		},
+	},
+	{
+		Name:   "ready-poll-discards",
+		Defect: "the readiness poll inside Consumer() swallows a message it fetched",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, afterConsumer: discardOne}
+		},
+	},
+	{
+		Name:   "unique-shares-group",
+		Defect: "unique (fan-out) subscribers share one group and compete instead of each getting everything",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &uniqueShares{backend{Backend: b}}
+		},
+	},
+	{
+		Name:   "unconfirmed-send",
+		Defect: "Send returns before the broker confirmed the message, and Close does not flush",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &unconfirmed{backend{Backend: b}}
+		},
+	},
+	{
+		Name:   "flow-short-retention",
+		Defect: "durable (flow) topics are created with the short retention of the other classes",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &shortRetention{backend{Backend: b}}
+		},
+	},
+}
+
+// Lookup finds a variant by name in Catalogue.
+func Lookup(name string) (Variant, bool) {
+	for _, v := range Catalogue {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// Split separates "kafka~nack-noop" into its base and variant ("kafka", "nack-noop"); a name
+// without the separator is its own base with no variant.
+func Split(name string) (base, variant string) {
+	base, variant, _ = strings.Cut(name, Separator)
+	return base, variant
+}
+
+// Register registers every applicable variant of every base in bases as "<base>~<variant>",
+// constructing the base through the registry so the variant sees exactly the real backend.
+func Register(bases ...string) {
+	for _, base := range bases {
+		for _, v := range Catalogue {
+			if !v.Applies(base) {
+				continue
+			}
+			v, base := v, base
+			backends.Register(base+Separator+v.Name, func(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+				cfg.Backend = base
+				if v.Configure != nil {
+					v.Configure(&cfg)
+				}
+				b, err := backends.Open(ctx, cfg)
+				if err != nil {
+					return nil, err
+				}
+				if v.Wrap != nil {
+					b = v.Wrap(b)
+				}
+				return b, nil
+			})
+		}
+	}
+}
+
+// backend is the pass-through decorator the variants build on.
+type backend struct {
+	backends.Backend
+	wrapConsumer  func(backends.Consumer) backends.Consumer
+	afterConsumer func(ctx context.Context, c backends.Consumer)
+}
+
+func (b *backend) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	c, err := b.Backend.Consumer(ctx, topic, sub, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if b.afterConsumer != nil {
+		b.afterConsumer(ctx, c)
+	}
+	if b.wrapConsumer != nil {
+		c = b.wrapConsumer(c)
+	}
+	return c, nil
+}
+
+type nackNoop struct{ backends.Consumer }
+
+func (c *nackNoop) Nack(context.Context, backends.Delivery) error { return nil }
+
+// ackPosition acks the newest delivery received so far, whatever it was asked to ack.
+type ackPosition struct {
+	backends.Consumer
+	mu     sync.Mutex
+	latest *backends.Delivery
+}
+
+func (c *ackPosition) Receive(ctx context.Context) (backends.Delivery, error) {
+	d, err := c.Consumer.Receive(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.latest = &d
+		c.mu.Unlock()
+	}
+	return d, err
+}
+
+func (c *ackPosition) Ack(ctx context.Context, d backends.Delivery) error {
+	c.mu.Lock()
+	if c.latest != nil {
+		d = *c.latest
+	}
+	c.mu.Unlock()
+	return c.Consumer.Ack(ctx, d)
+}
+
+type existsTrue struct{ backend }
+
+func (b *existsTrue) TopicExists(ctx context.Context, topic string) (bool, error) {
+	if _, err := backends.ParseTopic(topic); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// discardOne is a readiness poll that receives once, briefly, and drops what it got.
+func discardOne(ctx context.Context, c backends.Consumer) {
+	pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, _ = c.Receive(pollCtx)
+}
+
+type uniqueShares struct{ backend }
+
+func (b *uniqueShares) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	return b.backend.Consumer(ctx, topic, sub, append(opts, backends.WithMode(backends.Shared))...)
+}
+
+// unconfirmed sends in the background and returns at once; Close does not wait for the sends.
+type unconfirmed struct{ backend }
+
+func (b *unconfirmed) Producer(ctx context.Context, topic string) (backends.Producer, error) {
+	p, err := b.backend.Producer(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return &unconfirmedProducer{Producer: p}, nil
+}
+
+type unconfirmedProducer struct{ backends.Producer }
+
+func (p *unconfirmedProducer) Send(_ context.Context, m backends.Message) error {
+	// Detached from the caller's context, as the defective code was: nobody waits for the result.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = p.Producer.Send(ctx, m)
+	}()
+	return nil
+}
+
+func (p *unconfirmedProducer) Close(context.Context) error {
+	// Close with an already-expired context: nothing pending gets flushed.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = p.Producer.Close(ctx)
+	return nil
+}
+
+type shortRetention struct{ backend }
+
+const shortRetentionDuration = 5 * time.Minute
+
+func (b *shortRetention) fix(ctx context.Context, topic string) error {
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return err
+	}
+	if !t.Class.Durable() {
+		return nil
+	}
+	if err := b.backend.EnsureTopic(ctx, topic, backends.WithRetention(shortRetentionDuration)); err != nil {
+		return fmt.Errorf("flow-short-retention: %w", err)
+	}
+	return nil
+}
+
+func (b *shortRetention) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	return b.backend.CreateTopic(ctx, topic, append(opts, backends.WithRetention(shortRetentionDuration))...)
+}
+
+func (b *shortRetention) EnsureTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	return b.backend.EnsureTopic(ctx, topic, append(opts, backends.WithRetention(shortRetentionDuration))...)
+}
+
+func (b *shortRetention) Producer(ctx context.Context, topic string) (backends.Producer, error) {
+	if err := b.fix(ctx, topic); err != nil {
+		return nil, err
+	}
+	return b.backend.Producer(ctx, topic)
+}
+
+func (b *shortRetention) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	if err := b.fix(ctx, topic); err != nil {
+		return nil, err
+	}
+	return b.backend.Consumer(ctx, topic, sub, opts...)
+}
