@@ -1,0 +1,246 @@
+package pulsar
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// readyPoll is how often Consumer re-reads a non-persistent topic's stats while waiting for
+// the broker to record the new consumer's permits.
+const readyPoll = 20 * time.Millisecond
+
+// Consumer subscribes and returns once the subscription is live. For a persistent topic that
+// is when Subscribe returns: the broker answers the subscribe command only after it created
+// the subscription's cursor, and from then on every published message is kept for it. For a
+// non-persistent topic the broker keeps nothing and drops a message for a consumer without
+// permits; the client sends its first permits asynchronously after Subscribe returned, so
+// Consumer also waits until the broker's stats show this consumer with permits.
+func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	if err := b.checkOpen("consumer"); err != nil {
+		return nil, err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return nil, err
+	}
+	if subscription == "" {
+		return nil, fmt.Errorf("%w: pulsar: consumer on %q: empty subscription name", backends.ErrInvalidConfig, topic)
+	}
+	s := backends.ApplyConsumerOptions(r.topic, opts...)
+	if err := b.createResolved(ctx, r); err != nil {
+		return nil, err
+	}
+
+	subName, subType := subscription, pulsar.Shared
+	if s.Mode == backends.Unique {
+		// Fan-out: every consumer gets its own subscription, hence its own copy of each message.
+		subName, subType = subscription+"-"+uniqueSuffix(), pulsar.Exclusive
+	}
+	pos := pulsar.SubscriptionPositionLatest
+	if s.Position == backends.Earliest {
+		pos = pulsar.SubscriptionPositionEarliest
+	}
+	consumerName := "c-" + uniqueSuffix()
+	what := fmt.Sprintf("pulsar: subscribe %s to %s", subName, r.fullName())
+	pc, err := runCtx(ctx, what, func() (pulsar.Consumer, error) {
+		return b.client.Subscribe(pulsar.ConsumerOptions{
+			Topic:                       r.fullName(),
+			SubscriptionName:            subName,
+			Type:                        subType,
+			SubscriptionInitialPosition: pos,
+			Name:                        consumerName,
+			NackRedeliveryDelay:         b.nackDelay,
+			// Ack returns after the broker confirmed it, so a close right after an ack cannot
+			// lose it (A4) and ack errors are reported, not only logged.
+			AckWithResponse: true,
+		})
+	}, func(c pulsar.Consumer) { c.Close() })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, mapClientErr(err))
+	}
+	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{}}
+	if !r.persistent {
+		if err := b.waitPermits(ctx, r, subName, consumerName); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		pc.Close()
+		return nil, fmt.Errorf("pulsar: consumer: %w", backends.ErrClosed)
+	}
+	b.consumers[c] = struct{}{}
+	b.mu.Unlock()
+	return c, nil
+}
+
+// waitPermits polls the topic's stats until the broker lists consumerName on subscription
+// with available permits, i.e. until the broker would dispatch a new message to it.
+func (b *Backend) waitPermits(ctx context.Context, r resolved, subscription, consumerName string) error {
+	t := time.NewTicker(readyPoll)
+	defer t.Stop()
+	for {
+		st, err := b.admin.stats(ctx, r)
+		if err != nil && statusOf(err) != 404 {
+			return fmt.Errorf("wait for permits: %w", err)
+		}
+		for _, cs := range st.Subscriptions[subscription].Consumers {
+			if cs.ConsumerName == consumerName && cs.AvailablePermits > 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return backends.CtxErr(ctx, "wait for the broker to grant the consumer permits")
+		case <-t.C:
+		}
+	}
+}
+
+type consumer struct {
+	b   *Backend
+	r   resolved
+	c   pulsar.Consumer
+	sub string
+
+	mu      sync.Mutex
+	pending map[string]pulsar.Message // delivered, neither acked nor nacked, by Delivery.ID
+
+	closed   atomic.Bool
+	once     sync.Once
+	closeErr error
+}
+
+// encodeID is the Delivery.ID of a message: its serialized MessageID, base64 (URL-safe, so
+// it crosses any wire as plain text).
+func encodeID(id pulsar.MessageID) string {
+	return base64.RawURLEncoding.EncodeToString(id.Serialize())
+}
+
+// decodeID reverses encodeID; used to validate IDs that are not pending.
+func decodeID(s string) (pulsar.MessageID, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	return pulsar.DeserializeMessageID(raw)
+}
+
+func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
+	what := "pulsar: receive from " + c.r.orig
+	if c.closed.Load() {
+		return backends.Delivery{}, fmt.Errorf("%s: %w", what, backends.ErrClosed)
+	}
+	if ctx.Err() != nil {
+		return backends.Delivery{}, backends.CtxErr(ctx, what)
+	}
+	m, err := c.c.Receive(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return backends.Delivery{}, backends.CtxErr(ctx, what)
+		}
+		if c.closed.Load() {
+			return backends.Delivery{}, fmt.Errorf("%s: %w", what, backends.ErrClosed)
+		}
+		return backends.Delivery{}, fmt.Errorf("%s: %w", what, mapClientErr(err))
+	}
+	id := encodeID(m.ID())
+	c.mu.Lock()
+	c.pending[id] = m
+	c.mu.Unlock()
+	var props map[string]string
+	if p := m.Properties(); len(p) > 0 {
+		props = make(map[string]string, len(p))
+		for k, v := range p {
+			props[k] = v
+		}
+	}
+	payload := m.Payload()
+	if payload == nil {
+		payload = []byte{}
+	}
+	return backends.Delivery{ID: id, Topic: c.r.orig, Payload: payload, Properties: props}, nil
+}
+
+// take removes d from the pending deliveries; an ID this consumer never handed out (or already
+// settled) is ErrUnknownDelivery.
+func (c *consumer) take(what string, d backends.Delivery) (pulsar.Message, error) {
+	if c.closed.Load() {
+		return nil, fmt.Errorf("%s: %w", what, backends.ErrClosed)
+	}
+	c.mu.Lock()
+	m, ok := c.pending[d.ID]
+	if ok {
+		delete(c.pending, d.ID)
+	}
+	c.mu.Unlock()
+	if !ok {
+		if _, err := decodeID(d.ID); err != nil {
+			return nil, fmt.Errorf("%s: %w: %q is not a Pulsar delivery id", what, backends.ErrUnknownDelivery, d.ID)
+		}
+		return nil, fmt.Errorf("%s: %w: %q was not received by this consumer or is already acked/nacked", what, backends.ErrUnknownDelivery, d.ID)
+	}
+	return m, nil
+}
+
+// Ack acknowledges exactly d (an individual ack, never cumulative) and waits for the broker.
+func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
+	what := "pulsar: ack on " + c.r.orig
+	m, err := c.take(what, d)
+	if err != nil {
+		return err
+	}
+	_, err = runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, c.c.Ack(m) }, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%s: %w", what, mapClientErr(err))
+	}
+	return nil
+}
+
+// Nack is the client's native negative ack: d is redelivered after the configured delay.
+func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
+	what := "pulsar: nack on " + c.r.orig
+	if ctx.Err() != nil {
+		return backends.CtxErr(ctx, what)
+	}
+	m, err := c.take(what, d)
+	if err != nil {
+		return err
+	}
+	c.c.Nack(m) // non-blocking: the client schedules the redelivery request
+	return nil
+}
+
+// Close leaves the subscription (never unsubscribes): it keeps its position, and unacked
+// messages go to the next consumer. Idempotent.
+func (c *consumer) Close(ctx context.Context) error {
+	c.once.Do(func() {
+		c.closed.Store(true)
+		c.b.mu.Lock()
+		delete(c.b.consumers, c)
+		c.b.mu.Unlock()
+		_, err := runCtx(ctx, "pulsar: close consumer on "+c.r.orig, func() (struct{}, error) {
+			c.c.Close()
+			return struct{}{}, nil
+		}, nil)
+		if err != nil && !errors.Is(err, backends.ErrTimeout) && ctx.Err() == nil {
+			err = mapClientErr(err)
+		}
+		c.closeErr = err
+	})
+	return c.closeErr
+}

@@ -1,0 +1,100 @@
+package pulsar
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Producer returns a producer for topic, creating the topic (with its retention) when missing.
+// Batching is off so that every Send waits for the broker's receipt of that one message.
+func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer, error) {
+	if err := b.checkOpen("producer"); err != nil {
+		return nil, err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.createResolved(ctx, r); err != nil {
+		return nil, err
+	}
+	what := "pulsar: create producer on " + r.fullName()
+	pp, err := runCtx(ctx, what, func() (pulsar.Producer, error) {
+		return b.client.CreateProducer(pulsar.ProducerOptions{
+			Topic:           r.fullName(),
+			DisableBatching: true,
+			// Send is bounded by the caller's ctx; the client's own send timeout is a backstop.
+			SendTimeout: operationTimeout,
+		})
+	}, func(p pulsar.Producer) { p.Close() })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, mapClientErr(err))
+	}
+	p := &producer{b: b, r: r, p: pp}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		pp.Close()
+		return nil, fmt.Errorf("pulsar: producer: %w", backends.ErrClosed)
+	}
+	b.producers[p] = struct{}{}
+	b.mu.Unlock()
+	return p, nil
+}
+
+type producer struct {
+	b *Backend
+	r resolved
+	p pulsar.Producer
+
+	once     sync.Once
+	closeErr error
+	closed   atomic.Bool
+}
+
+// Send waits for the broker's receipt. Properties travel as message properties.
+func (p *producer) Send(ctx context.Context, msg backends.Message) error {
+	if p.closed.Load() {
+		return fmt.Errorf("pulsar: send to %s: %w", p.r.orig, backends.ErrClosed)
+	}
+	payload := msg.Payload
+	if payload == nil {
+		payload = []byte{} // the client treats a nil payload as "no payload set"
+	}
+	_, err := p.p.Send(ctx, &pulsar.ProducerMessage{Payload: payload, Properties: msg.Properties})
+	if err != nil {
+		if ctx.Err() != nil {
+			return backends.CtxErr(ctx, "pulsar: send to "+p.r.orig)
+		}
+		return fmt.Errorf("pulsar: send to %s: %w", p.r.orig, mapClientErr(err))
+	}
+	return nil
+}
+
+// Close flushes within ctx and closes the producer. Idempotent.
+func (p *producer) Close(ctx context.Context) error {
+	p.once.Do(func() {
+		p.closed.Store(true)
+		p.b.mu.Lock()
+		delete(p.b.producers, p)
+		p.b.mu.Unlock()
+		what := "pulsar: close producer on " + p.r.orig
+		if err := p.p.FlushWithCtx(ctx); err != nil && ctx.Err() != nil {
+			// Close anyway so the producer does not outlive its owner.
+			go p.p.Close()
+			p.closeErr = backends.CtxErr(ctx, what)
+			return
+		}
+		_, p.closeErr = runCtx(ctx, what, func() (struct{}, error) {
+			p.p.Close()
+			return struct{}{}, nil
+		}, nil)
+	})
+	return p.closeErr
+}

@@ -1,0 +1,530 @@
+// Package pulsar implements the conformance contract on Apache Pulsar with pulsar-client-go for
+// producing and consuming and the broker's admin REST API for topic lifecycle.
+//
+// Mapping (TrustGraph's): "class:topicspace:topic" -> {persistent|non-persistent}://topicspace/class/topic,
+// persistent for flow and non-persistent for request, response and notify unless
+// PulsarConfig.AllPersistent. The tenant (topicspace) and namespace (class) are created when
+// missing. Shared classes use a Shared subscription with the given name; unique classes an
+// Exclusive subscription with a unique name.
+//
+// Non-persistent topics keep nothing: a message goes only to consumers connected (with free
+// permits) when it arrives, and the broker knows the topic only while it is loaded. So, for
+// them, CreateTopic loads the topic, TopicExists reports whether it is loaded, DeleteTopic
+// unloads it (disconnecting its clients), Retention is 0, and redelivery and replay are
+// declared unsupported (see Unsupported).
+package pulsar
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+const (
+	// defaultNackDelay is the native negative-ack redelivery delay when the Config gives none:
+	// short, so a nacked message comes back within seconds (A1), not the client's 1 minute.
+	defaultNackDelay = time.Second
+	// operationTimeout bounds the client's retries of producer creation, subscribe and lookups,
+	// so an unreachable broker or a refused token ends in an error, not endless reconnects.
+	operationTimeout = 15 * time.Second
+	// connectionTimeout bounds one TCP connect to the broker.
+	connectionTimeout = 5 * time.Second
+)
+
+// Backend is the Pulsar backend. Create it with New; the creator closes it.
+type Backend struct {
+	cfg       backends.Config
+	name      string
+	allPers   bool
+	nackDelay time.Duration
+	admin     *admin
+	client    pulsar.Client
+	clusters  []string
+
+	nsMu  sync.Mutex
+	nsOK  map[string]bool          // "tenant/ns" already ensured
+	nsRun map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+
+	mu        sync.Mutex
+	closed    bool
+	producers map[*producer]struct{}
+	consumers map[*consumer]struct{}
+}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// New connects to the broker in cfg.Pulsar. It fails fast, within ctx, with ErrInvalidConfig
+// for unusable settings, ErrAuth when the admin API or the broker refuses the token and
+// ErrUnavailable when either cannot be reached: both are probed with a real call.
+func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+	pc := cfg.Pulsar
+	if pc.Host == "" {
+		return nil, fmt.Errorf("%w: pulsar: PULSAR_HOST is empty (want pulsar://host:6650)", backends.ErrInvalidConfig)
+	}
+	if u, err := url.Parse(pc.Host); err != nil || (u.Scheme != "pulsar" && u.Scheme != "pulsar+ssl") || u.Host == "" {
+		return nil, fmt.Errorf("%w: pulsar: PULSAR_HOST=%q is not a pulsar://host:port or pulsar+ssl://host:port URL", backends.ErrInvalidConfig, pc.Host)
+	}
+	if pc.AdminURL == "" {
+		return nil, fmt.Errorf("%w: pulsar: PULSAR_ADMIN_URL is empty (want http://host:8080); topic lifecycle needs the admin API", backends.ErrInvalidConfig)
+	}
+	if pc.NackRedeliveryDelay < 0 {
+		return nil, fmt.Errorf("%w: pulsar: negative nack redelivery delay %v", backends.ErrInvalidConfig, pc.NackRedeliveryDelay)
+	}
+	adm, err := newAdmin(pc.AdminURL, pc.APIKey, pc.TLSTrustCertsFile)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar: %w", err)
+	}
+	clusters, err := adm.clusters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar: probe admin API at %s: %w", pc.AdminURL, err)
+	}
+	if len(clusters) == 0 {
+		return nil, fmt.Errorf("%w: pulsar: admin API at %s lists no cluster", backends.ErrUnavailable, pc.AdminURL)
+	}
+
+	opts := pulsar.ClientOptions{
+		URL:               pc.Host,
+		ConnectionTimeout: connectionTimeout,
+		OperationTimeout:  operationTimeout,
+		Logger:            newLogger(cfg.Log),
+		// A registry per client: the default one is process-global and would mix backends.
+		MetricsRegisterer:     prometheus.NewRegistry(),
+		TLSTrustCertsFilePath: pc.TLSTrustCertsFile,
+	}
+	if pc.APIKey != "" {
+		opts.Authentication = pulsar.NewAuthenticationToken(pc.APIKey)
+	}
+	client, err := pulsar.NewClient(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pulsar: create client: %v", backends.ErrInvalidConfig, err)
+	}
+	// The client retries a refused connection until its operation timeout; a plain dial first
+	// makes a dead broker fail in milliseconds.
+	if err := dialProbe(ctx, pc.Host); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("pulsar: probe broker at %s: %w", pc.Host, err)
+	}
+	// NewClient connects lazily; a lookup makes the connection (and its auth handshake) happen
+	// now so a bad token or a dead broker fails here, not in the first spec step.
+	probe := "non-persistent://public/default/conformance-probe"
+	_, err = runCtx(ctx, "pulsar: probe broker at "+pc.Host, func() (struct{}, error) {
+		_, err := client.TopicPartitions(probe)
+		return struct{}{}, err
+	}, nil)
+	if err != nil {
+		if e := mapClientErr(err); errors.Is(e, backends.ErrAuth) || errors.Is(e, backends.ErrUnavailable) ||
+			errors.Is(e, backends.ErrTimeout) || errors.Is(e, context.Canceled) {
+			client.Close()
+			return nil, fmt.Errorf("pulsar: probe broker at %s: %w", pc.Host, e)
+		}
+		// Anything else (say, no public/default namespace) proves the connection works.
+	}
+
+	name := "pulsar"
+	if pc.AllPersistent {
+		name = "pulsar-persistent"
+	}
+	nack := pc.NackRedeliveryDelay
+	if nack == 0 {
+		nack = defaultNackDelay
+	}
+	return &Backend{
+		cfg:       cfg,
+		name:      name,
+		allPers:   pc.AllPersistent,
+		nackDelay: nack,
+		admin:     adm,
+		client:    client,
+		clusters:  clusters,
+		nsOK:      map[string]bool{},
+		nsRun:     map[string]chan struct{}{},
+		producers: map[*producer]struct{}{},
+		consumers: map[*consumer]struct{}{},
+	}, nil
+}
+
+// Name is "pulsar", or "pulsar-persistent" when every class maps to persistent topics.
+func (b *Backend) Name() string { return b.name }
+
+// Unsupported declares what non-persistent topics make impossible; in AllPersistent mode the
+// backend claims the whole contract.
+func (b *Backend) Unsupported() map[backends.Capability]string {
+	out := map[backends.Capability]string{
+		backends.CapRetentionExpiry: "Pulsar retention is set in whole minutes and the broker trims only whole, " +
+			"rolled-over ledgers, so a seconds-scale retention expiry cannot be observed",
+	}
+	if !b.allPers {
+		out[backends.CapTransientRedelivery] = "request, response and notify map to non-persistent:// topics (TrustGraph's mapping): " +
+			"the broker keeps no copy, so a nacked or unacknowledged message cannot be delivered again"
+		out[backends.CapTransientReplay] = "request, response and notify map to non-persistent:// topics (TrustGraph's mapping): " +
+			"a message reaches only consumers connected when it arrives; nothing is retained for later subscribers"
+	}
+	return out
+}
+
+// resolved is a parsed contract topic with its Pulsar coordinates.
+type resolved struct {
+	topic      backends.Topic
+	orig       string // the string the caller passed
+	persistent bool
+	tenant     string
+	namespace  string
+	local      string
+}
+
+func (r resolved) domain() string {
+	if r.persistent {
+		return "persistent"
+	}
+	return "non-persistent"
+}
+
+func (r resolved) fullName() string {
+	return r.domain() + "://" + r.tenant + "/" + r.namespace + "/" + r.local
+}
+
+func (b *Backend) resolve(topic string) (resolved, error) {
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return resolved{}, fmt.Errorf("pulsar: %w", err)
+	}
+	r := resolved{
+		topic:      t,
+		orig:       topic,
+		persistent: t.Class.Durable() || b.allPers,
+		tenant:     t.Space,
+		namespace:  string(t.Class),
+		local:      strings.ReplaceAll(t.Name, ":", "."),
+	}
+	if r.fullName() != t.PulsarName(b.allPers) { // the foundation's naming is the reference
+		return resolved{}, fmt.Errorf("pulsar: %w: %q maps to %q, want %q", backends.ErrInvalidTopic, topic, r.fullName(), t.PulsarName(b.allPers))
+	}
+	return r, nil
+}
+
+func (b *Backend) checkOpen(what string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("pulsar: %s: %w", what, backends.ErrClosed)
+	}
+	return nil
+}
+
+// ensureNamespace creates tenant and namespace when missing, once per backend; concurrent
+// callers for the same namespace wait for the one in flight. A namespace this call created
+// gets the class's retention as its namespace policy, so topics created behind the backend's
+// back (auto-creation by another client) are retained too.
+func (b *Backend) ensureNamespace(ctx context.Context, r resolved) error {
+	key := r.tenant + "/" + r.namespace
+	for {
+		b.nsMu.Lock()
+		if b.nsOK[key] {
+			b.nsMu.Unlock()
+			return nil
+		}
+		if ch, busy := b.nsRun[key]; busy {
+			b.nsMu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return backends.CtxErr(ctx, "pulsar: ensure namespace "+key)
+			}
+		}
+		ch := make(chan struct{})
+		b.nsRun[key] = ch
+		b.nsMu.Unlock()
+
+		err := b.createNamespace(ctx, r)
+
+		b.nsMu.Lock()
+		delete(b.nsRun, key)
+		if err == nil {
+			b.nsOK[key] = true
+		}
+		b.nsMu.Unlock()
+		close(ch)
+		if err != nil {
+			return fmt.Errorf("pulsar: ensure namespace %s: %w", key, err)
+		}
+		return nil
+	}
+}
+
+func (b *Backend) createNamespace(ctx context.Context, r resolved) error {
+	if err := b.admin.createTenant(ctx, r.tenant, b.clusters); err != nil {
+		return err
+	}
+	created, err := b.admin.createNamespace(ctx, r.tenant, r.namespace)
+	if err != nil {
+		return err
+	}
+	if created {
+		return b.admin.setNamespaceRetention(ctx, r.tenant, r.namespace, retentionMinutes(b.cfg.RetentionFor(r.topic.Class)))
+	}
+	return nil
+}
+
+// retentionMinutes converts to the broker's unit, whole minutes, rounding up so a short
+// retention never becomes "none" (0 means messages go as soon as they are consumed).
+func retentionMinutes(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	m := d / time.Minute
+	if d%time.Minute != 0 {
+		m++
+	}
+	return int(m)
+}
+
+// CreateTopic creates a non-partitioned topic. A persistent topic this call created gets a
+// topic-level retention policy (the class's, or the WithRetention override): topic-level rather
+// than only namespace-level because the override is per topic and because it is then read back
+// per topic (T1) and dropped with the topic. An existing topic is left as it is.
+func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	if err := b.checkOpen("create topic"); err != nil {
+		return err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return err
+	}
+	return b.createResolved(ctx, r, opts...)
+}
+
+func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backends.TopicOption) error {
+	settings := backends.ApplyTopicOptions(r.topic, b.cfg, opts...)
+	if err := b.ensureNamespace(ctx, r); err != nil {
+		return err
+	}
+	created, err := b.admin.createTopic(ctx, r)
+	if err != nil {
+		return fmt.Errorf("pulsar: create topic %s: %w", r.fullName(), err)
+	}
+	if created && r.persistent {
+		if err := b.admin.setTopicRetention(ctx, r, retentionMinutes(settings.Retention)); err != nil {
+			return fmt.Errorf("pulsar: set retention of %s: %w", r.fullName(), err)
+		}
+	}
+	return nil
+}
+
+// EnsureTopic is CreateTopic: creation is already a no-op for an existing topic.
+func (b *Backend) EnsureTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	return b.CreateTopic(ctx, topic, opts...)
+}
+
+// DeleteTopic force-deletes the topic with its subscriptions; a missing one is success.
+func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
+	if err := b.checkOpen("delete topic"); err != nil {
+		return err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return err
+	}
+	if err := b.admin.deleteTopic(ctx, r); err != nil {
+		return fmt.Errorf("pulsar: delete topic %s: %w", r.fullName(), err)
+	}
+	return nil
+}
+
+// TopicExists asks the admin API. For non-persistent topics "exists" means loaded on the
+// broker: created and not deleted, or in use by a producer or consumer (a broker with
+// brokerDeleteInactiveTopicsEnabled unloads unused ones after a while).
+func (b *Backend) TopicExists(ctx context.Context, topic string) (bool, error) {
+	if err := b.checkOpen("topic exists"); err != nil {
+		return false, err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return false, err
+	}
+	ok, err := b.admin.topicExists(ctx, r)
+	if err != nil {
+		return false, fmt.Errorf("pulsar: topic exists %s: %w", r.fullName(), err)
+	}
+	return ok, nil
+}
+
+// Retention reads the retention in force from the broker (topic policy, else namespace policy,
+// else broker default). Non-persistent topics retain nothing, so their retention is 0.
+func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, error) {
+	if err := b.checkOpen("retention"); err != nil {
+		return 0, err
+	}
+	r, err := b.resolve(topic)
+	if err != nil {
+		return 0, err
+	}
+	p, err := b.admin.topicRetention(ctx, r)
+	if err != nil {
+		return 0, fmt.Errorf("pulsar: retention of %s: %w", r.fullName(), err)
+	}
+	if !r.persistent {
+		return 0, nil
+	}
+	if p.RetentionTimeInMinutes < 0 {
+		return time.Duration(1<<63 - 1), nil // infinite
+	}
+	return time.Duration(p.RetentionTimeInMinutes) * time.Minute, nil
+}
+
+// Close closes every producer and consumer still open, then the client. Idempotent.
+func (b *Backend) Close(ctx context.Context) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	ps := make([]*producer, 0, len(b.producers))
+	for p := range b.producers {
+		ps = append(ps, p)
+	}
+	cs := make([]*consumer, 0, len(b.consumers))
+	for c := range b.consumers {
+		cs = append(cs, c)
+	}
+	b.mu.Unlock()
+
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.Close(ctx))
+	}
+	for _, c := range cs {
+		errs = append(errs, c.Close(ctx))
+	}
+	if _, err := runCtx(ctx, "pulsar: close client", func() (struct{}, error) {
+		b.client.Close()
+		return struct{}{}, nil
+	}, nil); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// runCtx runs fn, which cannot take a ctx (the client's blocking calls), and returns when it
+// finishes or when ctx ends, whichever is first. When ctx wins, fn keeps running (bounded by
+// the client's operation timeout) and cleanup, if given, receives its late result so nothing
+// it created leaks.
+func runCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
+	type res struct {
+		v   T
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		v, err := fn()
+		ch <- res{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			r := <-ch
+			if r.err == nil && cleanup != nil {
+				cleanup(r.v)
+			}
+		}()
+		var zero T
+		return zero, backends.CtxErr(ctx, what)
+	}
+}
+
+// mapClientErr maps the client library's errors to the contract's sentinels. The library
+// reports broker refusals as typed *pulsar.Error or as "<ServerError>: message" strings.
+func mapClientErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, s := range []error{backends.ErrTimeout, backends.ErrAuth, backends.ErrUnavailable, backends.ErrClosed,
+		backends.ErrInvalidTopic, context.Canceled} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %v", backends.ErrTimeout, err)
+	}
+	var pe *pulsar.Error
+	if errors.As(err, &pe) {
+		switch pe.Result() {
+		case pulsar.AuthenticationError, pulsar.AuthorizationError, pulsar.ErrorGettingAuthenticationData:
+			return fmt.Errorf("%w: %v", backends.ErrAuth, err)
+		case pulsar.ConnectError, pulsar.NotConnectedError, pulsar.ServiceUnitNotReady:
+			return fmt.Errorf("%w: %v", backends.ErrUnavailable, err)
+		case pulsar.TimeoutError:
+			return fmt.Errorf("%w: %v", backends.ErrTimeout, err)
+		case pulsar.ConsumerClosed, pulsar.ProducerClosed, pulsar.AlreadyClosedError:
+			return fmt.Errorf("%w: %v", backends.ErrClosed, err)
+		case pulsar.InvalidTopicName:
+			return fmt.Errorf("%w: %v", backends.ErrInvalidTopic, err)
+		}
+	}
+	msg := err.Error()
+	switch {
+	case containsAny(msg, "AuthenticationError", "AuthorizationError", "authentication", "Unauthorized", "not authorized"):
+		return fmt.Errorf("%w: %v", backends.ErrAuth, err)
+	case containsAny(msg, "connection refused", "connect: ", "no route to host", "connection reset", "i/o timeout"):
+		return fmt.Errorf("%w: %v", backends.ErrUnavailable, err)
+	case containsAny(msg, "TimeoutError", "timeout"):
+		return fmt.Errorf("%w: %v", backends.ErrTimeout, err)
+	}
+	return err
+}
+
+func containsAny(s string, subs ...string) bool {
+	ls := strings.ToLower(s)
+	for _, sub := range subs {
+		if strings.Contains(ls, strings.ToLower(sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+// dialProbe opens and closes one TCP connection to the service URL's host.
+func dialProbe(ctx context.Context, serviceURL string) error {
+	u, err := url.Parse(serviceURL)
+	if err != nil {
+		return fmt.Errorf("%w: %v", backends.ErrInvalidConfig, err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "6650"
+		if u.Scheme == "pulsar+ssl" {
+			port = "6651"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	dctx, cancel := context.WithTimeout(ctx, connectionTimeout)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", host)
+	if err != nil {
+		return mapTransportErr(ctx, "dial "+host, err)
+	}
+	return conn.Close()
+}
+
+// uniqueSuffix is a random hex string for unique subscription and consumer names.
+func uniqueSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
