@@ -1,0 +1,290 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Accepted is the accepted result of one spec on one backend. In YAML it is either a bare
+// result ("pass") or a mapping with a note ({result: fail, note: "KAFKA-1234, fixed in 4.2"}).
+type Accepted struct {
+	Result Status `yaml:"result"`
+	Note   string `yaml:"note,omitempty"`
+}
+
+// UnmarshalYAML accepts both the scalar and the mapping form.
+func (a *Accepted) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		a.Result = Status(n.Value)
+	} else {
+		type plain Accepted
+		if err := n.Decode((*plain)(a)); err != nil {
+			return err
+		}
+	}
+	switch a.Result {
+	case Pass, Fail, Skip:
+		return nil
+	}
+	return fmt.Errorf("line %d: result %q: want pass, skip or fail", n.Line, a.Result)
+}
+
+// MarshalYAML writes the short form when there is no note.
+func (a Accepted) MarshalYAML() (any, error) {
+	if a.Note == "" {
+		return string(a.Result), nil
+	}
+	type plain Accepted
+	return plain(a), nil
+}
+
+// Baseline is ci/baseline.yaml: the accepted result per backend and spec ID. Written by
+// people (or by compare -write-baseline) and read by the gate once per pipeline run.
+type Baseline struct {
+	Backends map[string]map[string]Accepted `yaml:"backends"`
+}
+
+// ReadBaseline reads and validates a baseline file; errors name the file.
+func ReadBaseline(path string) (*Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w", err)
+	}
+	var b Baseline
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("%s: malformed baseline: %w", path, err)
+	}
+	if len(b.Backends) == 0 {
+		return nil, fmt.Errorf("%s: baseline has no backends: expected `backends: {kafka: {D1: pass, ...}}`", path)
+	}
+	return &b, nil
+}
+
+// IDs returns every spec key in the baseline, for Build's extra rows.
+func (b *Baseline) IDs() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, specs := range b.Backends {
+		for id := range specs {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// FromMatrix makes a baseline that accepts the matrix as it is, keeping the notes of prev
+// (may be nil). Reference backends and not-run cells are left out.
+func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
+	b := &Baseline{Backends: map[string]map[string]Accepted{}}
+	for i, be := range m.Backends {
+		if be.Reference() {
+			continue
+		}
+		specs := map[string]Accepted{}
+		for _, r := range m.Rows {
+			c := r.Cells[i]
+			if c.Status == NotRun {
+				continue
+			}
+			a := Accepted{Result: c.Status}
+			if prev != nil {
+				if old, ok := prev.Backends[be.Label][r.Key]; ok && old.Result == c.Status {
+					a.Note = old.Note
+				}
+			}
+			specs[r.Key] = a
+		}
+		b.Backends[be.Label] = specs
+	}
+	return b
+}
+
+// Write stores the baseline with a header explaining the format.
+func (b *Baseline) Write(path string) error {
+	var buf bytes.Buffer
+	buf.WriteString("# Accepted conformance results per backend and spec ID: pass | skip | fail,\n" +
+		"# or {result: fail, note: \"why this is accepted\"}. The gate fails on a new failure, a newly\n" +
+		"# skipped spec or a missing one; improvements are reported and should be accepted here.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(b); err != nil {
+		return fmt.Errorf("encode baseline: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("encode baseline: %w", err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write baseline: %w", err)
+	}
+	return nil
+}
+
+// ChangeKind classifies one difference between the baseline and a run.
+type ChangeKind string
+
+const (
+	NewFailure   ChangeKind = "new failure"   // fails the gate
+	NewlySkipped ChangeKind = "newly skipped" // fails the gate
+	Missing      ChangeKind = "missing"       // fails the gate: accepted but not run / not reported
+	Improvement  ChangeKind = "improvement"   // reported, does not fail
+	NewSpec      ChangeKind = "new spec"      // passing spec not in the baseline: reported, does not fail
+)
+
+// Change is one difference the gate found.
+type Change struct {
+	Kind     ChangeKind
+	Backend  string
+	ID       string
+	Accepted Status // "" when the spec is not in the baseline
+	Actual   Status
+	Detail   string // cause, reason or note
+}
+
+// Blocking reports whether the change fails the gate.
+func (c Change) Blocking() bool {
+	return c.Kind == NewFailure || c.Kind == NewlySkipped || c.Kind == Missing
+}
+
+func (c Change) String() string {
+	from := string(c.Accepted)
+	if from == "" {
+		from = "(not in baseline)"
+	}
+	s := fmt.Sprintf("%-13s %s %s: %s -> %s", strings.ToUpper(string(c.Kind)), c.Backend, c.ID, from, c.Actual)
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}
+
+// GateResult is what Gate found; Failed() decides the exit code.
+type GateResult struct {
+	Changes []Change
+	Checked int // cells compared
+}
+
+// Failed reports whether any change blocks the pipeline.
+func (g *GateResult) Failed() bool {
+	for _, c := range g.Changes {
+		if c.Blocking() {
+			return true
+		}
+	}
+	return false
+}
+
+// Gate compares the matrix with the baseline. Backends in only restricts the check (empty:
+// every backend in the baseline or the matrix). A baseline backend without any report is
+// itself a failure: in CI that means a job's JUnit file went missing.
+func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
+	g := &GateResult{}
+	want := map[string]bool{}
+	for _, o := range only {
+		want[o] = true
+	}
+	labels := map[string]bool{}
+	for l := range b.Backends {
+		labels[l] = true
+	}
+	for _, be := range m.Backends {
+		if !be.Reference() || b.Backends[be.Label] != nil {
+			labels[be.Label] = true
+		}
+	}
+	sorted := make([]string, 0, len(labels))
+	for l := range labels {
+		if len(want) == 0 || want[l] {
+			sorted = append(sorted, l)
+		}
+	}
+	sort.Strings(sorted)
+	for _, label := range sorted {
+		accepted := b.Backends[label]
+		col := -1
+		for i, be := range m.Backends {
+			if be.Label == label {
+				col = i
+			}
+		}
+		if col < 0 {
+			g.Changes = append(g.Changes, Change{Kind: Missing, Backend: label, ID: "*", Actual: NotRun,
+				Detail: "no JUnit report for this backend"})
+			continue
+		}
+		for _, r := range m.Rows {
+			cell := r.Cells[col]
+			acc, inBaseline := accepted[r.Key]
+			if !inBaseline && cell.Status == NotRun {
+				continue
+			}
+			g.Checked++
+			ch := Change{Backend: label, ID: r.Key, Accepted: acc.Result, Actual: cell.Status, Detail: cell.Summary()}
+			switch {
+			case acc.Result == cell.Status:
+				continue
+			case cell.Status == NotRun:
+				ch.Kind = Missing
+			case cell.Status == Fail:
+				ch.Kind = NewFailure
+			case cell.Status == Skip:
+				ch.Kind = NewlySkipped
+			case !inBaseline: // passing spec the baseline does not know yet
+				ch.Kind, ch.Detail = NewSpec, ""
+			default: // pass where fail or skip was accepted
+				ch.Kind, ch.Detail = Improvement, acc.Note
+			}
+			g.Changes = append(g.Changes, ch)
+		}
+	}
+	sort.SliceStable(g.Changes, func(i, j int) bool {
+		a, b := g.Changes[i], g.Changes[j]
+		if a.Blocking() != b.Blocking() {
+			return a.Blocking()
+		}
+		if a.Backend != b.Backend {
+			return a.Backend < b.Backend
+		}
+		if a.ID == "*" || b.ID == "*" || a.ID == "" || b.ID == "" {
+			return a.ID < b.ID
+		}
+		return IDLess(a.ID, b.ID)
+	})
+	return g
+}
+
+// Report prints the gate's verdict and every change, blocking ones first.
+func (g *GateResult) Report() string {
+	var sb strings.Builder
+	blocking, other := 0, 0
+	for _, c := range g.Changes {
+		if c.Blocking() {
+			blocking++
+		} else {
+			other++
+		}
+	}
+	verdict := "PASS"
+	if blocking > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&sb, "gate %s: %d results checked, %d blocking change(s), %d improvement(s)/new spec(s)\n",
+		verdict, g.Checked, blocking, other)
+	for _, c := range g.Changes {
+		sb.WriteString("  " + c.String() + "\n")
+	}
+	if other > 0 {
+		sb.WriteString("  (accept improvements by updating the baseline: compare -write-baseline <file> FILE...)\n")
+	}
+	return sb.String()
+}

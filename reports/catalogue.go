@@ -1,0 +1,187 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Behaviour is one catalogue entry, read from a spec's source.
+type Behaviour struct {
+	ID     string
+	Title  string // the spec text after "[ID] "
+	Must   string // the MUST comment, joined into one paragraph
+	Area   string // the spec file's name without .go ("delivery")
+	File   string // path relative to the scanned directory's parent ("specs/delivery.go")
+	Line   int
+	Labels []string // string literals of Label(...) arguments in the same call, when present
+}
+
+var specIDPrefix = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
+
+// ScanSpecs parses every .go file in dir and returns the catalogue behaviours sorted by ID,
+// plus one problem per spec without a "// MUST " comment directly above it and per duplicated
+// ID. A spec is a call whose first argument is a string literal starting with "[ID] ".
+func ScanSpecs(dir string) ([]Behaviour, []string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan specs: %w", err)
+	}
+	if len(paths) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, nil, fmt.Errorf("scan specs: %w", err)
+		}
+	}
+	sort.Strings(paths)
+	fset := token.NewFileSet()
+	var out []Behaviour
+	var problems []string
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scan specs: %w", err)
+		}
+		// The doc of a spec is the comment group that ends on the line just above the call.
+		endsAt := map[int]*ast.CommentGroup{}
+		for _, cg := range f.Comments {
+			endsAt[fset.Position(cg.End()).Line] = cg
+		}
+		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(dir)), filepath.Base(p)))
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			lit, ok := call.Args[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			text, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			m := specIDPrefix.FindStringSubmatch(text)
+			if m == nil {
+				return true
+			}
+			pos := fset.Position(call.Pos())
+			b := Behaviour{ID: m[1], Title: strings.TrimSpace(text[len(m[0]):]), File: rel, Line: pos.Line,
+				Area: strings.TrimSuffix(filepath.Base(p), ".go"), Labels: callLabels(call)}
+			cg := endsAt[pos.Line-1]
+			if cg == nil || !strings.HasPrefix(cg.List[0].Text, "// MUST ") {
+				problems = append(problems, fmt.Sprintf("%s:%d: spec [%s] has no \"// MUST \" comment directly above it", rel, pos.Line, b.ID))
+			} else {
+				b.Must = mustText(cg)
+			}
+			out = append(out, b)
+			return true
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return IDLess(out[i].ID, out[j].ID) })
+	for i := 1; i < len(out); i++ {
+		if out[i].ID == out[i-1].ID {
+			problems = append(problems, fmt.Sprintf("%s:%d: spec ID [%s] is also used at %s:%d", out[i].File, out[i].Line,
+				out[i].ID, out[i-1].File, out[i-1].Line))
+		}
+	}
+	return out, problems, nil
+}
+
+// mustText joins the comment's first paragraph (up to a blank comment line) into one line.
+func mustText(cg *ast.CommentGroup) string {
+	var parts []string
+	for _, c := range cg.List {
+		t := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+		if t == "" {
+			break
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " ")
+}
+
+// callLabels finds Label("a", "b") arguments of a spec call.
+func callLabels(call *ast.CallExpr) []string {
+	var labels []string
+	for _, a := range call.Args[1:] {
+		c, ok := a.(*ast.CallExpr)
+		if !ok {
+			continue
+		}
+		name := ""
+		switch fn := c.Fun.(type) {
+		case *ast.Ident:
+			name = fn.Name
+		case *ast.SelectorExpr:
+			name = fn.Sel.Name
+		}
+		if name != "Label" {
+			continue
+		}
+		for _, la := range c.Args {
+			if lit, ok := la.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					labels = append(labels, s)
+				}
+			}
+		}
+	}
+	return labels
+}
+
+// CatalogueMarkdown renders the catalogue file. The output depends only on the specs, so a
+// committed copy can be checked for staleness byte for byte.
+func CatalogueMarkdown(bs []Behaviour) []byte {
+	var buf bytes.Buffer
+	buf.WriteString("# Behaviour catalogue\n\n" +
+		"Generated from the specs' `// MUST` comments by `go run ./reports/cmd/catalogue`; do not edit.\n" +
+		"`go run ./reports/cmd/catalogue -check` fails when this file is stale, a spec lacks its MUST\n" +
+		"comment, or an ID is used twice.\n")
+	area := ""
+	for _, b := range bs {
+		if b.Area != area {
+			area = b.Area
+			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | MUST | Labels | Source |\n|---|---|---|---|---|\n", area)
+		}
+		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", b.ID, mdEscape(b.Title),
+			mdEscape(strings.TrimPrefix(b.Must, "MUST ")), mdEscape(strings.Join(b.Labels, ", ")), b.File)
+	}
+	if len(bs) == 0 {
+		buf.WriteString("\n(no specs found)\n")
+	}
+	return buf.Bytes()
+}
+
+// ErrStale is returned by CheckCatalogue when the committed file differs from the generated one.
+var ErrStale = errors.New("catalogue is stale: run `go run ./reports/cmd/catalogue` and commit the result")
+
+// CheckCatalogue scans specDir and compares the generated catalogue with the file at path.
+// It returns every problem joined, so one run shows all of them.
+func CheckCatalogue(specDir, path string) error {
+	bs, problems, err := ScanSpecs(specDir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range problems {
+		errs = append(errs, errors.New(p))
+	}
+	want := CatalogueMarkdown(bs)
+	got, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("%s: %w: %w", path, ErrStale, err))
+	case !bytes.Equal(got, want):
+		errs = append(errs, fmt.Errorf("%s: %w", path, ErrStale))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,161 @@
+// Command compare renders the behaviour x backend matrix from JUnit files and, with -gate,
+// fails a pipeline on anything worse than the accepted baseline.
+//
+//	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [FILE...]
+//	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
+//	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
+//
+// Without FILE it reads reports/out/junit-*.xml. Exit status: 0 ok, 1 the gate found a new
+// failure, a newly skipped or a missing spec, 2 bad usage or unreadable input.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pubsub-conformance/harness/reports"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mdOut := fs.String("md", "reports/out/compare.md", "write the Markdown matrix here (\"\" to skip)")
+	htmlOut := fs.String("html", "reports/out/compare.html", "write the self-contained HTML page here (\"\" to skip)")
+	baselinePath := fs.String("baseline", "", "mark cells that differ from this baseline file")
+	gatePath := fs.String("gate", "", "gate against this baseline file: exit 1 on a new failure, newly skipped or missing spec")
+	backendsFlag := fs.String("backend", "", "comma-separated backends to gate (default: all in the baseline and the reports)")
+	writeBaseline := fs.String("write-baseline", "", "write the current results as the accepted baseline to this file (keeps notes)")
+	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
+	quiet := fs.Bool("quiet", false, "do not print the terminal table")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: compare [flags] [JUNIT-FILE...]   (default files: reports/out/junit-*.xml)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "compare:", err)
+		return 2
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		files, _ = filepath.Glob("reports/out/junit-*.xml")
+		if len(files) == 0 {
+			return fail(errors.New("no JUnit files given and none in reports/out/junit-*.xml: run the suite first (make conformance) or pass FILE..."))
+		}
+	}
+	var useColour bool
+	switch *colour {
+	case "always":
+		useColour = true
+	case "never":
+	case "auto":
+		useColour = isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	default:
+		return fail(fmt.Errorf("-color %q: want auto, always or never", *colour))
+	}
+
+	var baseline *reports.Baseline
+	if *gatePath != "" && *baselinePath != "" && *gatePath != *baselinePath {
+		return fail(errors.New("-gate and -baseline name different files: pass one of them"))
+	}
+	if p := *gatePath + *baselinePath; p != "" {
+		if *gatePath != "" {
+			p = *gatePath
+		}
+		b, err := reports.ReadBaseline(p)
+		if err != nil {
+			return fail(err)
+		}
+		baseline = b
+	}
+	runs, err := reports.ReadRuns(files)
+	if err != nil {
+		return fail(err)
+	}
+	var extra []string
+	if baseline != nil {
+		extra = baseline.IDs()
+	}
+	m := reports.Build(runs, extra...)
+	opts := reports.Options{Baseline: baseline, Color: useColour}
+
+	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
+		return fail(err)
+	}
+	if err := writeFile(*htmlOut, func(w io.Writer) error { return reports.HTML(w, m, opts) }); err != nil {
+		return fail(err)
+	}
+	if !*quiet {
+		if err := reports.Terminal(stdout, m, opts); err != nil {
+			return fail(err)
+		}
+		for _, p := range []string{*mdOut, *htmlOut} {
+			if p != "" {
+				fmt.Fprintln(stdout, "wrote", p)
+			}
+		}
+	}
+	if *writeBaseline != "" {
+		prev, err := reports.ReadBaseline(*writeBaseline)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(err)
+		}
+		if err := reports.FromMatrix(m, prev).Write(*writeBaseline); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(stdout, "wrote baseline", *writeBaseline)
+	}
+	if *gatePath != "" {
+		var only []string
+		for _, b := range strings.Split(*backendsFlag, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				only = append(only, b)
+			}
+		}
+		g := reports.Gate(m, baseline, only)
+		fmt.Fprint(stdout, "\n"+g.Report())
+		if g.Failed() {
+			return 1
+		}
+	}
+	return 0
+}
+
+// writeFile renders into memory first so a failed render never leaves half a file behind.
+func writeFile(path string, render func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

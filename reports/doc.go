@@ -1,0 +1,10 @@
+// Package reports turns suite results into something people and pipelines can act on.
+//
+// It reads any number of JUnit files (Ginkgo's or foreign ones) plus the optional meta
+// sidecar each suite run writes next to its JUnit file, builds the behaviour x backend
+// matrix (Matrix), renders it as Markdown, self-contained HTML and a terminal table, and
+// gates a pipeline against a baseline of accepted results (Baseline, Gate). It also
+// generates the behaviour catalogue from the specs' MUST comments (Catalogue).
+//
+// Nothing here talks to a broker: the package only reads files the suite wrote.
+package reports

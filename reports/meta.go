@@ -1,0 +1,109 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Meta is the sidecar a suite run writes next to its JUnit file (reports/out/meta-<backend>.json).
+// The suite writes it once per backend run; this package only reads it.
+type Meta struct {
+	Backend       string             `json:"backend"`
+	Provider      string             `json:"provider"`      // local, container, external
+	BrokerVersion string             `json:"brokerVersion"` // e.g. "kafka 4.1.0"
+	BrokerStartup map[string]float64 `json:"-"`             // seconds until ready, per broker
+	Settings      map[string]any     `json:"settings"`
+	StartedAt     string             `json:"startedAt"`
+	SuiteSeconds  float64            `json:"suiteSeconds"`
+	Reference     bool               `json:"reference"` // the in-memory reference backend, not a conformance result
+}
+
+// UnmarshalJSON accepts brokerStartup as an object of seconds per broker or as one number.
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	type plain Meta
+	aux := struct {
+		*plain
+		BrokerStartup json.RawMessage `json:"brokerStartup"`
+	}{plain: (*plain)(m)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	if len(aux.BrokerStartup) == 0 || string(aux.BrokerStartup) == "null" {
+		return nil
+	}
+	var one float64
+	if err := json.Unmarshal(aux.BrokerStartup, &one); err == nil {
+		m.BrokerStartup = map[string]float64{"broker": one}
+		return nil
+	}
+	if err := json.Unmarshal(aux.BrokerStartup, &m.BrokerStartup); err != nil {
+		return fmt.Errorf("brokerStartup: want seconds per broker ({\"kafka\": 4.2}): %w", err)
+	}
+	return nil
+}
+
+// ReadMeta reads a meta sidecar. A missing file returns an error wrapping os.ErrNotExist.
+func ReadMeta(path string) (*Meta, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read meta: %w", err)
+	}
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: malformed meta JSON: %w", path, err)
+	}
+	return &m, nil
+}
+
+var secretKey = regexp.MustCompile(`(?i)pass|secret|token|credential|key$`)
+
+// SettingsList renders the settings sorted by key as "key=value", with anything that looks
+// like a secret masked: reports end up as CI artifacts.
+func (m *Meta) SettingsList() []string {
+	if m == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(m.Settings))
+	for k := range m.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := m.Settings[k]
+		var s string
+		switch t := v.(type) {
+		case string:
+			s = t
+		default:
+			b, _ := json.Marshal(t)
+			s = string(b)
+		}
+		if secretKey.MatchString(k) && s != "" {
+			s = "***"
+		}
+		out = append(out, k+"="+s)
+	}
+	return out
+}
+
+// StartupList renders broker startup times sorted by broker, e.g. "kafka 4.2s".
+func (m *Meta) StartupList() string {
+	if m == nil || len(m.BrokerStartup) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m.BrokerStartup))
+	for k := range m.BrokerStartup {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", k, m.BrokerStartup[k]))
+	}
+	return strings.Join(parts, ", ")
+}

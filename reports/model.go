@@ -1,0 +1,312 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Backend is one column of the matrix: every run (JUnit file) that carried its label.
+type Backend struct {
+	Label        string
+	Files        []string
+	Meta         *Meta // from the first file that had a sidecar; nil when none had
+	SuiteSeconds float64
+	Setup        []Case // suite-level nodes (BeforeSuite, AfterSuite, ...)
+	// SetupFailure is the first line of a failed BeforeSuite/SynchronizedBeforeSuite: when set,
+	// Ginkgo ran no spec at all and every row of this backend is NotRun.
+	SetupFailure string
+	Counts       map[Status]int // per row, after aggregation
+}
+
+// Reference reports whether this column is the in-memory reference backend: shown, but not a
+// conformance result.
+func (b *Backend) Reference() bool { return b.Meta != nil && b.Meta.Reference }
+
+// Cell is the aggregated result of one behaviour on one backend. A behaviour with several
+// testcases (DescribeTable entries) fails if any entry failed, is skipped only if all entries
+// were skipped, and passes otherwise; durations add up.
+type Cell struct {
+	Status   Status
+	Message  string   // fail: first failing entry's first line; not-run: why
+	Reasons  []string // skip: the distinct reasons
+	Duration time.Duration
+	Entries  []Case // per-entry detail for the HTML page
+}
+
+// Summary is the one-line text of a cell: the cause of a failure, the reason(s) of a skip.
+func (c *Cell) Summary() string {
+	switch c.Status {
+	case Skip:
+		if len(c.Reasons) == 0 {
+			return "no reason given"
+		}
+		return strings.Join(c.Reasons, "; ")
+	default:
+		return c.Message
+	}
+}
+
+// Row is one behaviour: a catalogue ID, or for foreign reports a testcase name.
+type Row struct {
+	Key    string // the catalogue ID, or the testcase name when there is none
+	ID     string
+	Title  string
+	Labels []string
+	Cells  []*Cell // one per Matrix.Backends, same order
+}
+
+// Matrix is the behaviour x backend comparison.
+type Matrix struct {
+	Backends []*Backend
+	Rows     []*Row
+}
+
+// Build aggregates runs into a matrix. Runs with the same label merge into one column.
+// extraIDs (e.g. from a baseline) add rows that no run reported, so a backend whose
+// BeforeSuite failed, or a spec that vanished, still shows up as NotRun.
+func Build(runs []*Run, extraIDs ...string) *Matrix {
+	m := &Matrix{}
+	byLabel := map[string]*Backend{}
+	rows := map[string]*Row{}
+	cases := map[string]map[string][]Case{} // row key -> backend label -> cases
+	addRow := func(key, id string) *Row {
+		r, ok := rows[key]
+		if !ok {
+			r = &Row{Key: key, ID: id}
+			rows[key] = r
+			cases[key] = map[string][]Case{}
+		}
+		return r
+	}
+	for _, run := range runs {
+		b, ok := byLabel[run.Label]
+		if !ok {
+			b = &Backend{Label: run.Label, Counts: map[Status]int{}}
+			byLabel[run.Label] = b
+			m.Backends = append(m.Backends, b)
+		}
+		b.Files = append(b.Files, run.File)
+		if b.Meta == nil {
+			b.Meta = run.Meta
+		}
+		if run.Meta != nil && run.Meta.SuiteSeconds > 0 {
+			b.SuiteSeconds += run.Meta.SuiteSeconds
+		} else {
+			b.SuiteSeconds += run.SuiteSeconds
+		}
+		for _, c := range run.Cases {
+			if c.Setup {
+				b.Setup = append(b.Setup, c)
+				if c.Status == Fail && b.SetupFailure == "" &&
+					(c.NodeType == "BeforeSuite" || c.NodeType == "SynchronizedBeforeSuite") {
+					b.SetupFailure = c.NodeType + " failed: " + c.Message
+				}
+				continue
+			}
+			key := c.ID
+			if key == "" {
+				key = strings.TrimSpace(c.Container + " " + c.Text)
+			}
+			addRow(key, c.ID)
+			cases[key][b.Label] = append(cases[key][b.Label], c)
+		}
+	}
+	for _, id := range extraIDs {
+		addRow(id, id)
+	}
+	sort.SliceStable(m.Backends, func(i, j int) bool {
+		if m.Backends[i].Reference() != m.Backends[j].Reference() {
+			return !m.Backends[i].Reference()
+		}
+		return m.Backends[i].Label < m.Backends[j].Label
+	})
+	for _, r := range rows {
+		var all []Case
+		for _, b := range m.Backends {
+			cs := cases[r.Key][b.Label]
+			all = append(all, cs...)
+			cell := aggregate(cs)
+			if cell == nil {
+				cell = &Cell{Status: NotRun, Message: "not in this run"}
+				if b.SetupFailure != "" {
+					cell.Message = "not run: " + b.SetupFailure
+				}
+			}
+			b.Counts[cell.Status]++
+			r.Cells = append(r.Cells, cell)
+		}
+		r.Title, r.Labels = titleAndLabels(all)
+		m.Rows = append(m.Rows, r)
+	}
+	sort.Slice(m.Rows, func(i, j int) bool { return rowLess(m.Rows[i], m.Rows[j]) })
+	return m
+}
+
+func aggregate(cs []Case) *Cell {
+	if len(cs) == 0 {
+		return nil
+	}
+	cell := &Cell{Status: Pass, Entries: cs}
+	skipped := 0
+	seen := map[string]bool{}
+	for _, c := range cs {
+		cell.Duration += c.Duration
+		switch c.Status {
+		case Fail:
+			if cell.Status != Fail {
+				cell.Status = Fail
+				cell.Message = c.Message
+				if len(cs) > 1 && c.Text != "" {
+					cell.Message = c.Message + " (entry: " + c.Text + ")"
+				}
+			}
+		case Skip:
+			skipped++
+			if c.Message != "" && !seen[c.Message] {
+				seen[c.Message] = true
+				cell.Reasons = append(cell.Reasons, c.Message)
+			}
+		}
+	}
+	if cell.Status != Fail && skipped == len(cs) {
+		cell.Status = Skip
+	}
+	if cell.Status != Skip {
+		cell.Reasons = nil
+	}
+	return cell
+}
+
+// titleAndLabels names a row after its testcases: the common leading words of the entries'
+// texts (a DescribeTable's own text), or the first text when they share none.
+func titleAndLabels(cs []Case) (string, []string) {
+	var labels []string
+	seen := map[string]bool{}
+	var texts [][]string
+	for _, c := range cs {
+		texts = append(texts, strings.Fields(c.Text))
+		for _, l := range c.Labels {
+			if !seen[l] {
+				seen[l] = true
+				labels = append(labels, l)
+			}
+		}
+	}
+	sort.Strings(labels)
+	if len(texts) == 0 {
+		return "", labels
+	}
+	common := texts[0]
+	for _, t := range texts[1:] {
+		n := 0
+		for n < len(common) && n < len(t) && common[n] == t[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	if len(common) == 0 {
+		common = texts[0]
+	}
+	return strings.Join(common, " "), labels
+}
+
+// areaOrder is the catalogue's order of areas (DESIGN.md §4): delivery, groups, acks,
+// restart, retention, lifecycle, security.
+const areaOrder = "DGARTLS"
+
+func rowLess(a, b *Row) bool {
+	if (a.ID == "") != (b.ID == "") {
+		return a.ID != ""
+	}
+	if a.ID == "" {
+		return a.Key < b.Key
+	}
+	return IDLess(a.ID, b.ID)
+}
+
+// IDLess orders catalogue IDs by area (catalogue order, unknown letters after) then number.
+func IDLess(a, b string) bool {
+	if a == "" || b == "" {
+		return a < b
+	}
+	pa, pb := strings.IndexByte(areaOrder, a[0]), strings.IndexByte(areaOrder, b[0])
+	if pa < 0 {
+		pa = len(areaOrder) + int(a[0])
+	}
+	if pb < 0 {
+		pb = len(areaOrder) + int(b[0])
+	}
+	if pa != pb {
+		return pa < pb
+	}
+	na, _ := strconv.Atoi(a[1:])
+	nb, _ := strconv.Atoi(b[1:])
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+// Cell returns the cell of row key for backend label, or nil.
+func (m *Matrix) Cell(key, label string) *Cell {
+	for _, r := range m.Rows {
+		if r.Key != key {
+			continue
+		}
+		for i, b := range m.Backends {
+			if b.Label == label {
+				return r.Cells[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Backend returns the column with the given label, or nil.
+func (m *Matrix) Backend(label string) *Backend {
+	for _, b := range m.Backends {
+		if b.Label == label {
+			return b
+		}
+	}
+	return nil
+}
+
+// ReadRuns reads every file; it stops at the first bad file so the error names it.
+func ReadRuns(paths []string) ([]*Run, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no JUnit files given: run the suite first (make conformance) or pass FILE...")
+	}
+	runs := make([]*Run, 0, len(paths))
+	for _, p := range paths {
+		r, err := ReadRun(p)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func fmtSeconds(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return fmtDuration(time.Duration(s * float64(time.Second)))
+}

@@ -1,0 +1,270 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Options tune the rendered outputs.
+type Options struct {
+	// Baseline, when set, marks cells whose result differs from the accepted one.
+	Baseline *Baseline
+	// Color enables ANSI colours in the terminal table (only when stdout is a terminal).
+	Color bool
+	// Width is the terminal table's maximum width; 0 means 120.
+	Width int
+}
+
+// accepted returns the accepted result for a cell, or "" when there is no baseline entry.
+func (o Options) accepted(backend, key string) Status {
+	if o.Baseline == nil {
+		return ""
+	}
+	return o.Baseline.Backends[backend][key].Result
+}
+
+// differs reports whether a baseline exists for the cell and disagrees with it.
+func (o Options) differs(backend, key string, s Status) (Status, bool) {
+	a := o.accepted(backend, key)
+	return a, a != "" && a != s
+}
+
+func (b *Backend) displayLabel() string {
+	if b.Reference() {
+		return b.Label + " (reference)"
+	}
+	return b.Label
+}
+
+func (b *Backend) countsText() string {
+	return fmt.Sprintf("%d pass, %d fail, %d skip, %d not run", b.Counts[Pass], b.Counts[Fail], b.Counts[Skip], b.Counts[NotRun])
+}
+
+func (b *Backend) provider() string {
+	if b.Meta == nil {
+		return ""
+	}
+	return b.Meta.Provider
+}
+
+func (b *Backend) brokerVersion() string {
+	if b.Meta == nil {
+		return ""
+	}
+	return b.Meta.BrokerVersion
+}
+
+// Markdown writes the matrix as GitHub-flavoured Markdown.
+func Markdown(w io.Writer, m *Matrix, o Options) error {
+	var sb strings.Builder
+	sb.WriteString("# Conformance: behaviour x backend\n\n")
+	sb.WriteString("| Backend | Provider | Broker | Broker startup | Suite time | Results |\n|---|---|---|---|---|---|\n")
+	for _, b := range m.Backends {
+		results := b.countsText()
+		if b.Reference() {
+			results += " - reference backend, not a conformance result"
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(b.displayLabel()), mdEscape(b.provider()),
+			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results)
+	}
+	sb.WriteString("\n| ID | Behaviour |")
+	for _, b := range m.Backends {
+		sb.WriteString(" " + mdEscape(b.displayLabel()) + " |")
+	}
+	sb.WriteString("\n|---|---|" + strings.Repeat("---|", len(m.Backends)) + "\n")
+	for _, r := range m.Rows {
+		fmt.Fprintf(&sb, "| %s | %s |", mdEscape(r.ID), mdEscape(r.Title))
+		for i, c := range r.Cells {
+			text := mdCell(c)
+			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
+				text += fmt.Sprintf(" (baseline: %s)", a)
+			}
+			sb.WriteString(" " + mdEscape(text) + " |")
+		}
+		sb.WriteString("\n")
+	}
+	var setup []string
+	for _, b := range m.Backends {
+		for _, s := range b.Setup {
+			if s.Status == Fail {
+				setup = append(setup, fmt.Sprintf("- **%s** %s failed: %s", mdEscape(b.Label), s.NodeType, mdEscape(s.Message)))
+			}
+		}
+	}
+	if len(setup) > 0 {
+		sb.WriteString("\n## Suite setup failures\n\n" + strings.Join(setup, "\n") + "\n")
+	}
+	var settings []string
+	for _, b := range m.Backends {
+		if s := b.Meta.SettingsList(); len(s) > 0 {
+			settings = append(settings, fmt.Sprintf("- **%s**: `%s`", mdEscape(b.Label), strings.Join(s, " ")))
+		}
+	}
+	if len(settings) > 0 {
+		sb.WriteString("\n## Backend settings\n\n" + strings.Join(settings, "\n") + "\n")
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func mdCell(c *Cell) string {
+	d := fmtDuration(c.Duration)
+	if d != "" {
+		d = " " + d
+	}
+	switch c.Status {
+	case Pass:
+		return "✅ pass" + d
+	case Fail:
+		return "❌ fail" + d + ": " + truncate(c.Message, 160)
+	case Skip:
+		return "⏭️ skip: " + truncate(c.Summary(), 160)
+	default:
+		return "➖ not run: " + truncate(c.Message, 120)
+	}
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return s
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if n == 1 {
+		return "…"
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func pad(s string, n int) string {
+	s = truncate(s, n)
+	return s + strings.Repeat(" ", n-utf8.RuneCountInString(s))
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiGreen  = "\x1b[32m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiGrey   = "\x1b[90m"
+)
+
+// Terminal writes the matrix as a plain-text table that fits o.Width (default 120) columns,
+// followed by one line per failure, skip and not-run cell with its cause or reason.
+func Terminal(w io.Writer, m *Matrix, o Options) error {
+	width := o.Width
+	if width <= 0 {
+		width = 120
+	}
+	const idW, cellMin, cellMax = 4, 9, 14
+	cellW := cellMin
+	for _, b := range m.Backends {
+		if l := utf8.RuneCountInString(b.Label); l > cellW {
+			cellW = min(l, cellMax)
+		}
+	}
+	titleW := width - idW - 1 - len(m.Backends)*(cellW+1)
+	if titleW < 12 {
+		titleW = 12 // many backends: the table runs wider rather than losing the behaviour names
+	}
+	var sb strings.Builder
+	sb.WriteString(pad("ID", idW) + " " + pad("Behaviour", titleW))
+	for _, b := range m.Backends {
+		label := b.Label
+		if b.Reference() {
+			label = "(" + label + ")"
+		}
+		sb.WriteString(" " + pad(label, cellW))
+	}
+	sb.WriteString("\n" + strings.Repeat("-", min(width, idW+1+titleW+len(m.Backends)*(cellW+1))) + "\n")
+	var notes []string
+	for _, r := range m.Rows {
+		id := r.ID
+		title := r.Title
+		if id == "" {
+			title = r.Key
+		}
+		sb.WriteString(pad(id, idW) + " " + pad(title, titleW))
+		for i, c := range r.Cells {
+			b := m.Backends[i]
+			word, colour := "PASS", ansiGreen
+			switch c.Status {
+			case Fail:
+				word, colour = "FAIL", ansiRed
+			case Skip:
+				word, colour = "skip", ansiYellow
+			case NotRun:
+				word, colour = "--", ansiGrey
+			}
+			text := word
+			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun {
+				text += " " + d
+			}
+			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
+				text += " !" + string(a[0])
+			}
+			cell := pad(text, cellW)
+			if o.Color {
+				cell = colour + cell + ansiReset
+			}
+			sb.WriteString(" " + cell)
+			if c.Status != Pass {
+				key := r.Key
+				if r.ID == "" {
+					key = "(" + truncate(r.Key, 30) + ")"
+				}
+				notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", b.Label, key, strings.ToUpper(string(c.Status)), c.Summary()), width))
+			}
+		}
+		sb.WriteString("\n")
+	}
+	sb.WriteString("\n")
+	for _, b := range m.Backends {
+		line := b.Label + ": " + b.countsText()
+		if b.Reference() {
+			line += " (reference backend, not a conformance result)"
+		}
+		var extra []string
+		if p := b.provider(); p != "" {
+			extra = append(extra, "provider "+p)
+		}
+		if v := b.brokerVersion(); v != "" {
+			extra = append(extra, "broker "+v)
+		}
+		if s := b.Meta.StartupList(); s != "" {
+			extra = append(extra, "startup "+s)
+		}
+		if s := fmtSeconds(b.SuiteSeconds); s != "" {
+			extra = append(extra, "suite "+s)
+		}
+		if len(extra) > 0 {
+			line += "; " + strings.Join(extra, ", ")
+		}
+		sb.WriteString(truncate(line, width) + "\n")
+		for _, s := range b.Setup {
+			if s.Status == Fail {
+				sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.NodeType, s.Message), width) + "\n")
+			}
+		}
+	}
+	if len(notes) > 0 {
+		sb.WriteString("\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if o.Baseline != nil {
+		sb.WriteString("\n(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
