@@ -1,0 +1,500 @@
+package kafka
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	ck "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+const (
+	// pollSlice is how long one Poll may block: it bounds how late a Nack's seek or Close is
+	// served by the poll loop.
+	pollSlice = 50 // ms
+	// rebalanceCallTimeout bounds the broker calls made while fixing a start position.
+	rebalanceCallTimeout = 10 * time.Second
+	// The buffer between the poll loop and Receive is bounded: above these the assigned
+	// partitions are paused (librdkafka then resumes from the last message handed to us).
+	maxBuffered      = 10000
+	maxBufferedBytes = 64 << 20
+)
+
+// consumer is one group member. A dedicated goroutine (run) owns the librdkafka consumer's
+// Poll: it must poll continuously, because with Kafka's group protocol a member that does not
+// serve its rebalance events stalls every other member's join until max.poll.interval.ms. Polled
+// messages go to a buffer that Receive takes from; rebalances and Nack seeks run on the same
+// goroutine, so a message fetched before a seek can never slip past it.
+type consumer struct {
+	b     *Backend
+	topic string // contract topic string
+	name  string // Kafka topic name
+	group string
+	pos   backends.Position
+	kc    *ck.Consumer
+
+	reqs     chan seekReq
+	stop     chan struct{} // closed by Close: ends run
+	loopDone chan struct{} // closed when run returned
+	closed   chan struct{} // closed when Close started
+	ready    chan struct{} // closed after the first assignment with a fixed start position
+	failed   chan struct{} // closed on a fatal or auth error; failErr says which
+
+	readyOnce, failOnce, closeOnce sync.Once
+	closeErr                       error
+	closeDone                      chan struct{}
+
+	mu       sync.Mutex
+	buf      []*ck.Message
+	bufBytes int
+	avail    chan struct{} // signalled when buf grows
+	paused   bool
+	failErr  error
+	lastErr  error // the latest non-fatal client error, for timeouts' messages
+}
+
+type seekReq struct {
+	partition int32
+	offset    int64
+	done      chan error
+}
+
+// Consumer implements backends.Backend. It returns only after this member's group join and
+// partition assignment completed and the start position of every assigned partition is fixed
+// and committed for the group; a member that was assigned nothing (another member of a shared
+// subscription holds the single partition) is live once its join completed.
+func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	if err := b.checkOpen(); err != nil {
+		return nil, err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return nil, err
+	}
+	s := backends.ApplyConsumerOptions(t, opts...)
+	group, err := groupName(subscription, s.Mode)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	if err := b.EnsureTopic(ctx, topic); err != nil {
+		return nil, fmt.Errorf("kafka consumer: %w", err)
+	}
+	m := consumerConfig(b.base, b.cfg.Kafka.Extra, group)
+	kc, err := ck.NewConsumer(&m)
+	if err != nil {
+		return nil, configErr(err, b.cfg.Kafka.Extra)
+	}
+	c := &consumer{
+		b: b, topic: topic, name: t.KafkaName(), group: group, pos: s.Position, kc: kc,
+		reqs:      make(chan seekReq),
+		stop:      make(chan struct{}),
+		loopDone:  make(chan struct{}),
+		closed:    make(chan struct{}),
+		ready:     make(chan struct{}),
+		failed:    make(chan struct{}),
+		closeDone: make(chan struct{}),
+		avail:     make(chan struct{}, 1),
+	}
+	if err := kc.Subscribe(c.name, c.rebalance); err != nil {
+		_ = kc.Close()
+		return nil, mapErr(ctx, "kafka subscribe to "+c.name, err)
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		_ = kc.Close()
+		return nil, fmt.Errorf("kafka backend: %w", backends.ErrClosed)
+	}
+	b.consumers[c] = struct{}{}
+	b.mu.Unlock()
+	go c.run()
+
+	select {
+	case <-c.ready:
+		return c, nil
+	case <-c.failed:
+		err = c.failure()
+	case <-ctx.Done():
+		err = errors.Join(backends.CtxErr(ctx, fmt.Sprintf("kafka consumer %s on %s: waiting for the group join and assignment", group, c.name)), c.lastError())
+	}
+	_ = c.Close(context.Background())
+	return nil, err
+}
+
+// groupName is the consumer group: the subscription name for shared subscriptions, a fresh
+// unique name per consumer for unique ones (fan-out).
+func groupName(subscription string, mode backends.Mode) (string, error) {
+	if mode == backends.Unique {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return "", fmt.Errorf("kafka: unique group name: %w", err)
+		}
+		if subscription == "" {
+			subscription = "unique"
+		}
+		return subscription + "." + hex.EncodeToString(r[:]), nil
+	}
+	if strings.TrimSpace(subscription) == "" {
+		return "", fmt.Errorf("%w: empty subscription name for a shared subscription", backends.ErrInvalidConfig)
+	}
+	return subscription, nil
+}
+
+// run is the poll loop; see consumer.
+func (c *consumer) run() {
+	defer close(c.loopDone)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case r := <-c.reqs:
+			r.done <- c.seek(r)
+			continue
+		default:
+		}
+		c.flowControl()
+		switch e := c.kc.Poll(pollSlice).(type) {
+		case *ck.Message:
+			if e.TopicPartition.Error != nil {
+				c.onError(e.TopicPartition.Error)
+				continue
+			}
+			c.push(e)
+		case ck.Error:
+			c.onError(e)
+		}
+	}
+}
+
+func (c *consumer) push(m *ck.Message) {
+	c.mu.Lock()
+	c.buf = append(c.buf, m)
+	c.bufBytes += len(m.Value)
+	c.mu.Unlock()
+	select {
+	case c.avail <- struct{}{}:
+	default:
+	}
+}
+
+// onError fails the consumer on errors that will not heal (auth, fatal) and remembers others.
+func (c *consumer) onError(err error) {
+	var ke ck.Error
+	if errors.As(err, &ke) && (ke.IsFatal() || sentinelFor(ke.Code()) == backends.ErrAuth) {
+		c.fail(mapErr(nil, fmt.Sprintf("kafka consumer %s on %s", c.group, c.name), err))
+		return
+	}
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+}
+
+func (c *consumer) fail(err error) {
+	c.failOnce.Do(func() {
+		c.mu.Lock()
+		c.failErr = err
+		c.mu.Unlock()
+		close(c.failed)
+	})
+}
+
+func (c *consumer) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failErr
+}
+
+func (c *consumer) lastError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastErr == nil {
+		return nil
+	}
+	return fmt.Errorf("last client error: %w", mapErr(nil, "kafka", c.lastErr))
+}
+
+// flowControl pauses fetching while the buffer is over its bound and resumes below half of it.
+func (c *consumer) flowControl() {
+	c.mu.Lock()
+	n, bytes, paused := len(c.buf), c.bufBytes, c.paused
+	c.mu.Unlock()
+	over := n >= maxBuffered || bytes >= maxBufferedBytes
+	under := n <= maxBuffered/2 && bytes <= maxBufferedBytes/2
+	if over == paused || (paused && !under) {
+		return
+	}
+	parts, err := c.kc.Assignment()
+	if err != nil || len(parts) == 0 {
+		return
+	}
+	if over {
+		err = c.kc.Pause(parts)
+	} else {
+		err = c.kc.Resume(parts)
+	}
+	if err == nil {
+		c.mu.Lock()
+		c.paused = over
+		c.mu.Unlock()
+	}
+}
+
+// rebalance is the group rebalance callback; librdkafka calls it from Poll (in run) and from
+// Close.
+func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
+	switch e := ev.(type) {
+	case ck.AssignedPartitions:
+		parts, fixed := c.startOffsets(e.Partitions)
+		if err := kc.Assign(parts); err != nil {
+			c.onError(err)
+			return err
+		}
+		c.mu.Lock()
+		c.paused = false
+		c.mu.Unlock()
+		if fixed {
+			c.readyOnce.Do(func() { close(c.ready) })
+		}
+	case ck.RevokedPartitions:
+		// Messages fetched but not yet handed out belong to the next owner now, which starts
+		// from the committed offset; handing them out here would duplicate them.
+		c.dropBuffered(func(*ck.Message) bool { return true })
+		if err := kc.Unassign(); err != nil {
+			c.onError(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// startOffsets fixes where each assigned partition starts: at the group's committed offset,
+// or, for a partition the group never committed, at the high (latest) or low (earliest)
+// watermark - committed at once, so the group's position exists from now on (R2) and no later
+// auto.offset.reset can skip a message sent after Consumer returned. fixed is false when a
+// position could not be read or committed; the partition is then assigned at the committed
+// offset or, lacking one, at the oldest retained message (never skipping), and the consumer is
+// not reported ready until a later assignment succeeds.
+func (c *consumer) startOffsets(parts []ck.TopicPartition) (out []ck.TopicPartition, fixed bool) {
+	out = make([]ck.TopicPartition, len(parts))
+	copy(out, parts)
+	if len(parts) == 0 {
+		return out, true
+	}
+	committed, err := c.kc.Committed(parts, int(rebalanceCallTimeout/time.Millisecond))
+	if err != nil {
+		c.onError(err)
+		for i := range out {
+			out[i].Offset = ck.OffsetStored
+		}
+		return out, false
+	}
+	fixed = true
+	var toCommit []ck.TopicPartition
+	for i, p := range committed {
+		if p.Error == nil && p.Offset >= 0 {
+			out[i].Offset = p.Offset
+			continue
+		}
+		low, high, err := c.kc.QueryWatermarkOffsets(*p.Topic, p.Partition, int(rebalanceCallTimeout/time.Millisecond))
+		if err != nil {
+			c.onError(err)
+			out[i].Offset = ck.OffsetStored
+			fixed = false
+			continue
+		}
+		start := high
+		if c.pos == backends.Earliest {
+			start = low
+		}
+		out[i].Offset = ck.Offset(start)
+		toCommit = append(toCommit, out[i])
+	}
+	if len(toCommit) > 0 {
+		if _, err := c.kc.CommitOffsets(toCommit); err != nil {
+			c.onError(err)
+			fixed = false
+		}
+	}
+	return out, fixed
+}
+
+func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.buf[:0]
+	bytes := 0
+	for _, m := range c.buf {
+		if !drop(m) {
+			kept = append(kept, m)
+			bytes += len(m.Value)
+		}
+	}
+	for i := len(kept); i < len(c.buf); i++ {
+		c.buf[i] = nil
+	}
+	c.buf, c.bufBytes = kept, bytes
+}
+
+// seek serves a Nack on the poll goroutine: buffered messages of the partition are dropped
+// (they come again after the seek) and the fetch position moves back to the nacked offset.
+func (c *consumer) seek(r seekReq) error {
+	c.dropBuffered(func(m *ck.Message) bool { return m.TopicPartition.Partition == r.partition })
+	err := c.kc.Seek(ck.TopicPartition{Topic: &c.name, Partition: r.partition, Offset: ck.Offset(r.offset)}, 0)
+	if err == nil {
+		return nil
+	}
+	parts, aerr := c.kc.Assignment()
+	if aerr == nil {
+		for _, p := range parts {
+			if p.Partition == r.partition {
+				return mapErr(nil, "kafka nack: seek", err)
+			}
+		}
+	}
+	// The partition moved to another member, which resumes from the committed offset and
+	// so delivers the message again: nothing left to do here.
+	return nil
+}
+
+// Receive implements backends.Consumer.
+func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
+	for {
+		select {
+		case <-c.closed:
+			return backends.Delivery{}, fmt.Errorf("kafka consumer %s: %w", c.group, backends.ErrClosed)
+		default:
+		}
+		c.mu.Lock()
+		if len(c.buf) > 0 {
+			m := c.buf[0]
+			c.buf[0] = nil
+			c.buf = c.buf[1:]
+			c.bufBytes -= len(m.Value)
+			c.mu.Unlock()
+			return c.delivery(m), nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.avail:
+		case <-c.failed:
+			return backends.Delivery{}, c.failure()
+		case <-c.closed:
+		case <-ctx.Done():
+			return backends.Delivery{}, errors.Join(backends.CtxErr(ctx, "kafka receive from "+c.name), c.lastError())
+		}
+	}
+}
+
+func (c *consumer) delivery(m *ck.Message) backends.Delivery {
+	return backends.Delivery{
+		ID:         encodeID(m.TopicPartition.Partition, int64(m.TopicPartition.Offset)),
+		Topic:      c.topic,
+		Payload:    m.Value,
+		Properties: fromHeaders(m.Headers),
+	}
+}
+
+// encodeID is a Delivery.ID: "<partition>:<offset>".
+func encodeID(partition int32, offset int64) string {
+	return strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
+}
+
+func decodeID(id string) (partition int32, offset int64, err error) {
+	ps, os, ok := strings.Cut(id, ":")
+	if ok {
+		var p int64
+		p, err = strconv.ParseInt(ps, 10, 32)
+		if err == nil {
+			offset, err = strconv.ParseInt(os, 10, 64)
+		}
+		if err == nil && p >= 0 && offset >= 0 {
+			return int32(p), offset, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: %q is not a kafka delivery id (want \"partition:offset\")", backends.ErrUnknownDelivery, id)
+}
+
+// Ack implements backends.Consumer: commits exactly d's offset+1 for the group, synchronously.
+func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
+	p, off, err := decodeID(d.ID)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.closed:
+		return fmt.Errorf("kafka ack: consumer %s: %w", c.group, backends.ErrClosed)
+	default:
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.kc.CommitOffsets([]ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(off + 1)}})
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		return mapErr(ctx, fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group), err)
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group))
+	}
+}
+
+// Nack implements backends.Consumer: the partition's fetch position goes back to d, so d (and
+// whatever followed it, unacknowledged) is delivered again.
+func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
+	p, off, err := decodeID(d.ID)
+	if err != nil {
+		return err
+	}
+	r := seekReq{partition: p, offset: off, done: make(chan error, 1)}
+	select {
+	case c.reqs <- r:
+	case <-c.closed:
+		return fmt.Errorf("kafka nack: consumer %s: %w", c.group, backends.ErrClosed)
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, "kafka nack "+d.ID)
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, "kafka nack "+d.ID)
+	}
+}
+
+// Close implements backends.Consumer: stops the poll loop and closes the librdkafka consumer,
+// which leaves the group (the partition moves on at once) and keeps the group's committed
+// offsets. It never unsubscribes-and-forgets. Idempotent; when ctx ends first the close
+// finishes in the background.
+func (c *consumer) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		close(c.stop)
+		go func() {
+			<-c.loopDone
+			c.closeErr = c.kc.Close()
+			c.b.forget(nil, c)
+			close(c.closeDone)
+		}()
+	})
+	select {
+	case <-c.closeDone:
+		if c.closeErr != nil {
+			return fmt.Errorf("kafka consumer %s: close: %w", c.group, c.closeErr)
+		}
+		return nil
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, "kafka consumer "+c.group+": close")
+	}
+}

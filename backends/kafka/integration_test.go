@@ -1,0 +1,308 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Integration tests need a real broker: KAFKA_BOOTSTRAP_SERVERS=host:port (PLAINTEXT). The
+// shared conformance suite (suite/) is the full proof; these cover the Kafka-specific mechanics
+// (start offsets, group offsets after delete, large records) close to the code.
+
+func broker(t *testing.T) backends.Config {
+	t.Helper()
+	bs := os.Getenv("KAFKA_BOOTSTRAP_SERVERS")
+	if bs == "" {
+		t.Skip("integration test skipped: no broker given (set KAFKA_BOOTSTRAP_SERVERS=host:port of a Kafka broker)")
+	}
+	return backends.Config{Kafka: backends.KafkaConfig{BootstrapServers: bs, Debug: os.Getenv("KAFKA_DEBUG")}, Log: testLog{t}}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func open(t *testing.T, ctx context.Context) *Backend {
+	t.Helper()
+	b, err := New(ctx, broker(t))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("close backend: %v", err)
+		}
+	})
+	return b.(*Backend)
+}
+
+func unique(prefix string) string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return prefix + "-" + hex.EncodeToString(r[:])
+}
+
+func send(t *testing.T, ctx context.Context, p backends.Producer, payloads ...string) {
+	t.Helper()
+	for _, s := range payloads {
+		if err := p.Send(ctx, backends.Message{Payload: []byte(s), Properties: map[string]string{"k": "v-" + s}}); err != nil {
+			t.Fatalf("send %q: %v", s, err)
+		}
+	}
+}
+
+func receive(t *testing.T, ctx context.Context, c backends.Consumer, want ...string) []backends.Delivery {
+	t.Helper()
+	var got []backends.Delivery
+	for _, w := range want {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		d, err := c.Receive(rctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("receive (want %q): %v", w, err)
+		}
+		if string(d.Payload) != w || d.Properties["k"] != "v-"+w {
+			t.Fatalf("received %q %v; want %q", d.Payload, d.Properties, w)
+		}
+		got = append(got, d)
+	}
+	return got
+}
+
+func nothing(t *testing.T, ctx context.Context, c backends.Consumer, within time.Duration) {
+	t.Helper()
+	rctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	d, err := c.Receive(rctx)
+	if err == nil {
+		t.Fatalf("received %q (id %s); want nothing", d.Payload, d.ID)
+	}
+	if !errors.Is(err, backends.ErrTimeout) {
+		t.Fatalf("empty receive: %v; want ErrTimeout", err)
+	}
+}
+
+func subscribe(t *testing.T, ctx context.Context, b *Backend, topic, sub string, opts ...backends.ConsumerOption) backends.Consumer {
+	t.Helper()
+	start := time.Now()
+	c, err := b.Consumer(ctx, topic, sub, opts...)
+	if err != nil {
+		t.Fatalf("consumer %s: %v", sub, err)
+	}
+	t.Logf("consumer %s ready in %v", sub, time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+func closeC(t *testing.T, ctx context.Context, c backends.Consumer) {
+	t.Helper()
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("close consumer: %v", err)
+	}
+}
+
+func TestIntegrationLatestRestartAckNack(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	topic := "flow:tg:" + unique("it")
+	sub := unique("sub")
+
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	send(t, ctx, p, "before") // must not reach a latest subscriber
+
+	// Ready on return (D2) and never-acked restart (R2).
+	c := subscribe(t, ctx, b, topic, sub)
+	closeC(t, ctx, c)
+	send(t, ctx, p, "m1", "m2")
+	c = subscribe(t, ctx, b, topic, sub)
+	ds := receive(t, ctx, c, "m1", "m2")
+
+	// Nack m1: m1 (and m2) again.
+	if err := c.Nack(ctx, ds[0]); err != nil {
+		t.Fatal(err)
+	}
+	ds = receive(t, ctx, c, "m1", "m2")
+	// Ack m1 only; close; reopen: m2 again (A2), then nothing.
+	if err := c.Ack(ctx, ds[0]); err != nil {
+		t.Fatal(err)
+	}
+	closeC(t, ctx, c)
+	c = subscribe(t, ctx, b, topic, sub)
+	ds = receive(t, ctx, c, "m2")
+	if err := c.Ack(ctx, ds[0]); err != nil {
+		t.Fatal(err)
+	}
+	nothing(t, ctx, c, time.Second)
+	if err := c.Ack(ctx, backends.Delivery{ID: "junk"}); !errors.Is(err, backends.ErrUnknownDelivery) {
+		t.Fatalf("ack junk id: %v", err)
+	}
+	// Earliest on a fresh group replays from the start (T2).
+	e := subscribe(t, ctx, b, topic, unique("sub"), backends.WithPosition(backends.Earliest))
+	receive(t, ctx, e, "before", "m1", "m2")
+}
+
+func TestIntegrationSharedSecondMemberAndFanOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	topic := "flow:tg:" + unique("it")
+	sub := unique("sub")
+	c1 := subscribe(t, ctx, b, topic, sub)
+	c2 := subscribe(t, ctx, b, topic, sub) // joins while c1 holds the single partition
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	const n = 20
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprint(i))
+	}
+	send(t, ctx, p, want...)
+	got := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range []backends.Consumer{c1, c2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+				d, err := c.Receive(rctx)
+				cancel()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				got[string(d.Payload)]++
+				mu.Unlock()
+				_ = c.Ack(ctx, d)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, w := range want {
+		if got[w] != 1 {
+			t.Errorf("message %s received %d times; want exactly once", w, got[w])
+		}
+	}
+
+	// Fan-out on a unique class: both get everything.
+	nt := "notify:tg:" + unique("it")
+	u1 := subscribe(t, ctx, b, nt, "s")
+	u2 := subscribe(t, ctx, b, nt, "s")
+	np, err := b.Producer(ctx, nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer np.Close(ctx)
+	send(t, ctx, np, "a", "b")
+	receive(t, ctx, u1, "a", "b")
+	receive(t, ctx, u2, "a", "b")
+}
+
+func TestIntegrationLargePayloadAndRetention(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	topic := "request:tg:" + unique("it")
+	c := subscribe(t, ctx, b, topic, unique("sub"))
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	big := make([]byte, 5<<20)
+	_, _ = rand.Read(big)
+	if err := p.Send(ctx, backends.Message{Payload: big}); err != nil {
+		t.Fatalf("send 5 MiB: %v", err)
+	}
+	d, err := c.Receive(ctx)
+	if err != nil || !bytes.Equal(d.Payload, big) {
+		t.Fatalf("receive 5 MiB: %v (got %d bytes)", err, len(d.Payload))
+	}
+	if r, err := b.Retention(ctx, topic); err != nil || r != 5*time.Minute {
+		t.Fatalf("retention of %s = %v, %v; want 5m", topic, r, err)
+	}
+	short := "flow:tg:" + unique("it")
+	if err := b.CreateTopic(ctx, short, backends.WithRetention(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Retention(ctx, short); err != nil || r != 3*time.Second {
+		t.Fatalf("retention of %s = %v, %v; want 3s", short, r, err)
+	}
+}
+
+func TestIntegrationDeleteDropsSubscriptions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	topic := "flow:tg:" + unique("it")
+	sub := unique("sub")
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := subscribe(t, ctx, b, topic, sub)
+	send(t, ctx, p, "x1", "x2", "x3")
+	ds := receive(t, ctx, c, "x1", "x2", "x3")
+	if err := c.Ack(ctx, ds[2]); err != nil {
+		t.Fatal(err)
+	}
+	closeC(t, ctx, c)
+	_ = p.Close(ctx)
+	for range 2 { // idempotent
+		if err := b.DeleteTopic(ctx, topic); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+	}
+	if ok, err := b.TopicExists(ctx, topic); err != nil || ok {
+		t.Fatalf("exists after delete = %v, %v", ok, err)
+	}
+	if err := b.CreateTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	p, err = b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	send(t, ctx, p, "y1", "y2", "y3", "y4") // offsets 0..3, past the old commit (3)
+	// The old subscription name starts fresh: with earliest it must see everything of the new
+	// topic, not resume at the old topic's committed offset 3.
+	c = subscribe(t, ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
+	receive(t, ctx, c, "y1", "y2", "y3", "y4")
+}
+
+func TestIntegrationInvalidTopic(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	for _, bad := range []string{"bogus:tg:x", "flow:tg", "flow:t g:x", ""} {
+		if err := b.CreateTopic(ctx, bad); !errors.Is(err, backends.ErrInvalidTopic) {
+			t.Errorf("create %q: %v; want ErrInvalidTopic", bad, err)
+		}
+	}
+}

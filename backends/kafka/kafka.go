@@ -1,0 +1,468 @@
+// Package kafka is the contract on Apache Kafka through confluent-kafka-go (librdkafka).
+//
+// Mapping: topic "class:topicspace:topic" -> Kafka topic "topicspace.class.topic" with one
+// partition; shared subscriptions are consumer groups named after the subscription, unique ones
+// a fresh group per consumer. Offsets are committed only by Ack, and a consumer's start position
+// is fixed (and committed) during its first assignment, before Consumer returns - the fix for the
+// "joined late with auto.offset.reset=latest" and "unsubscribe drops the position" bugs.
+//
+// One backend holds one producer handle (shared by all its Producers, librdkafka batches their
+// sends) with the admin client riding on it; every Consumer is its own group member.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	ck "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// defaultWait bounds calls made with a context that has no deadline, so no call can hang on
+// librdkafka's endless retries.
+const defaultWait = 30 * time.Second
+
+// Backend is the Kafka implementation of backends.Backend.
+type Backend struct {
+	cfg    backends.Config
+	base   ck.ConfigMap
+	prod   *ck.Producer
+	admin  *ck.AdminClient
+	logs   chan ck.LogEvent
+	done   chan struct{} // closed by Close: stops the log and event goroutines
+	bgDone sync.WaitGroup
+
+	// lastErr holds the producer handle's latest client-level error (auth, all brokers down) so
+	// that a call that would otherwise wait out its context can say why.
+	lastErr atomic.Pointer[ck.Error]
+	errSeen chan struct{} // signalled (non-blocking) when lastErr changes; read by New only
+	// authFailed is closed at the first authentication error: every waiter (Send, Consumer)
+	// gives up at once instead of waiting out its context.
+	authFailed chan struct{}
+	authOnce   sync.Once
+
+	mu        sync.Mutex
+	closed    bool
+	producers map[*producer]struct{}
+	consumers map[*consumer]struct{}
+}
+
+var _ backends.Backend = (*Backend)(nil)
+
+// New connects to the brokers in cfg.Kafka and returns when a metadata request succeeded. It fails
+// fast with ErrAuth when the broker refuses the credentials, ErrUnavailable when no broker answers
+// (within ctx, or 30 s without a deadline), and ErrInvalidConfig for settings librdkafka refuses.
+func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+	b := &Backend{
+		cfg:        cfg,
+		logs:       make(chan ck.LogEvent, 1024),
+		done:       make(chan struct{}),
+		errSeen:    make(chan struct{}, 1),
+		authFailed: make(chan struct{}),
+		producers:  map[*producer]struct{}{},
+		consumers:  map[*consumer]struct{}{},
+	}
+	base, err := commonConfig(cfg.Kafka, b.logs)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	b.base = base
+	out := cfg.Log
+	if out == nil {
+		out = io.Discard
+	}
+	b.bgDone.Add(1)
+	go b.drainLogs(out)
+
+	m := producerConfig(b.base, cfg.Kafka.Extra)
+	b.prod, err = ck.NewProducer(&m)
+	if err != nil {
+		close(b.done)
+		b.bgDone.Wait()
+		return nil, configErr(err, cfg.Kafka.Extra)
+	}
+	b.admin, err = ck.NewAdminClientFromProducer(b.prod)
+	if err != nil {
+		b.prod.Close()
+		close(b.done)
+		b.bgDone.Wait()
+		return nil, mapErr(ctx, "kafka: admin client", err)
+	}
+	b.bgDone.Add(1)
+	go b.watchEvents()
+
+	if err := b.probe(ctx); err != nil {
+		_ = b.Close(context.Background())
+		return nil, err
+	}
+	return b, nil
+}
+
+// configErr names the passthrough key librdkafka refused, when it is one.
+func configErr(err error, extra map[string]string) error {
+	msg := err.Error()
+	for k, v := range extra {
+		if strings.Contains(msg, `"`+k+`"`) {
+			return fmt.Errorf("%w: kafka config %s=%q: %v", backends.ErrInvalidConfig, k, v, err)
+		}
+	}
+	if codeOf(err) == ck.ErrInvalidArg {
+		return fmt.Errorf("%w: kafka client: %v", backends.ErrInvalidConfig, err)
+	}
+	return fmt.Errorf("kafka client: %w", err)
+}
+
+// drainLogs writes librdkafka's log lines (debug contexts included) to the configured writer.
+func (b *Backend) drainLogs(w io.Writer) {
+	defer b.bgDone.Done()
+	for {
+		select {
+		case ev := <-b.logs:
+			fmt.Fprintf(w, "librdkafka %s %d %s: %s\n", ev.Timestamp.Format("15:04:05.000"), ev.Level, ev.Tag, ev.Message)
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// watchEvents drains the producer handle's event channel (delivery reports go to per-message
+// channels, so only client-level errors arrive here) and remembers the latest error.
+func (b *Backend) watchEvents() {
+	defer b.bgDone.Done()
+	events := b.prod.Events()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if e, isErr := ev.(ck.Error); isErr {
+				b.lastErr.Store(&e)
+				if sentinelFor(e.Code()) == backends.ErrAuth {
+					b.authOnce.Do(func() { close(b.authFailed) })
+				}
+				select {
+				case b.errSeen <- struct{}{}:
+				default:
+				}
+			}
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// clientErr is the producer handle's latest auth or connectivity error, if any.
+func (b *Backend) clientErr() error {
+	e := b.lastErr.Load()
+	if e == nil {
+		return nil
+	}
+	if s := sentinelFor(e.Code()); s == backends.ErrAuth || s == backends.ErrUnavailable {
+		return &kafkaError{what: "kafka", err: *e, sentinel: s}
+	}
+	return nil
+}
+
+// probe waits for a metadata response, failing fast on an auth error or on "all brokers down".
+func (b *Backend) probe(ctx context.Context) error {
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		for {
+			_, err := b.admin.GetMetadata(nil, false, 500)
+			if err == nil || ctx.Err() != nil {
+				res <- err
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case err := <-res:
+			if err != nil {
+				return unreachable(ctx, b.cfg.Kafka.BootstrapServers, err)
+			}
+			return nil
+		case <-b.errSeen:
+			if err := b.clientErr(); err != nil {
+				// Auth errors and refused connections are final for New: fail fast rather
+				// than wait out librdkafka's retries.
+				cancel()
+				return fmt.Errorf("kafka: connect to %s: %w", b.cfg.Kafka.BootstrapServers, err)
+			}
+		case <-ctx.Done():
+			return unreachable(ctx, b.cfg.Kafka.BootstrapServers, ctx.Err())
+		}
+	}
+}
+
+func unreachable(ctx context.Context, servers string, err error) error {
+	return fmt.Errorf("kafka: no broker answered at %s: %w", servers, errors.Join(backends.ErrUnavailable, backends.CtxErr(ctx, "metadata request"), err))
+}
+
+// withDefault gives ctx a deadline when it has none.
+func withDefault(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, defaultWait)
+}
+
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return "kafka" }
+
+// Unsupported implements backends.Backend: Kafka keeps every class on disk, so nack/reopen
+// redelivery, replay and retention expiry all hold.
+func (b *Backend) Unsupported() map[backends.Capability]string { return nil }
+
+func (b *Backend) checkOpen() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("kafka backend: %w", backends.ErrClosed)
+	}
+	return nil
+}
+
+// CreateTopic implements backends.Backend. It returns once the topic is visible in metadata.
+func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	if err := b.checkOpen(); err != nil {
+		return err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	s := backends.ApplyTopicOptions(t, b.cfg, opts...)
+	rf := b.cfg.Kafka.ReplicationFactor
+	if rf <= 0 {
+		rf = 1
+	}
+	name := t.KafkaName()
+	res, err := b.admin.CreateTopics(ctx, []ck.TopicSpecification{{
+		Topic: name, NumPartitions: 1, ReplicationFactor: rf, Config: topicConfig(s.Retention),
+	}})
+	if err == nil && len(res) == 1 && res[0].Error.Code() != ck.ErrNoError && res[0].Error.Code() != ck.ErrTopicAlreadyExists {
+		err = res[0].Error
+	}
+	if err != nil {
+		return b.withClientErr(mapErr(ctx, "create topic "+name, err))
+	}
+	return b.waitVisible(ctx, name, true)
+}
+
+// withClientErr adds the handle's auth error to err when err is a timeout, so a bad password
+// reads as "authentication failed", not as a slow broker.
+func (b *Backend) withClientErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if ce := b.clientErr(); ce != nil && !errors.Is(err, backends.ErrAuth) {
+		return errors.Join(err, ce)
+	}
+	return err
+}
+
+// waitVisible polls metadata until name exists with a leader (want) or is gone (!want): the
+// controller acknowledges before every broker's metadata image has caught up.
+func (b *Backend) waitVisible(ctx context.Context, name string, want bool) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := b.exists(ctx, name)
+		if err == nil && ok == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			what := "topic " + name + " to appear"
+			if !want {
+				what = "topic " + name + " to disappear"
+			}
+			return b.withClientErr(errors.Join(backends.CtxErr(ctx, "wait for "+what), err))
+		case <-tick.C:
+		}
+	}
+}
+
+// exists asks the broker (not the client's cache) whether name exists with a leader.
+func (b *Backend) exists(ctx context.Context, name string) (bool, error) {
+	res, err := b.admin.DescribeTopics(ctx, ck.NewTopicCollectionOfTopicNames([]string{name}))
+	if err != nil {
+		return false, mapErr(ctx, "describe topic "+name, err)
+	}
+	if len(res.TopicDescriptions) != 1 {
+		return false, fmt.Errorf("describe topic %s: %d results", name, len(res.TopicDescriptions))
+	}
+	d := res.TopicDescriptions[0]
+	switch d.Error.Code() {
+	case ck.ErrNoError:
+	case ck.ErrUnknownTopicOrPart, ck.ErrUnknownTopic:
+		return false, nil
+	default:
+		return false, mapErr(ctx, "describe topic "+name, d.Error)
+	}
+	if len(d.Partitions) == 0 || d.Partitions[0].Leader == nil {
+		return false, nil
+	}
+	return true, nil
+}
+
+// DeleteTopic implements backends.Backend. It returns once the topic is gone from metadata and
+// no consumer group keeps a committed offset for it, so a later topic of the same name starts
+// every subscription fresh (L3).
+func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
+	if err := b.checkOpen(); err != nil {
+		return err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	name := t.KafkaName()
+	res, err := b.admin.DeleteTopics(ctx, []string{name})
+	if err == nil && len(res) == 1 {
+		switch res[0].Error.Code() {
+		case ck.ErrNoError, ck.ErrUnknownTopicOrPart, ck.ErrUnknownTopic:
+		default:
+			err = res[0].Error
+		}
+	}
+	if err != nil {
+		return b.withClientErr(mapErr(ctx, "delete topic "+name, err))
+	}
+	if err := b.waitVisible(ctx, name, false); err != nil {
+		return err
+	}
+	return b.dropOffsets(ctx, name)
+}
+
+// TopicExists implements backends.Backend.
+func (b *Backend) TopicExists(ctx context.Context, topic string) (bool, error) {
+	if err := b.checkOpen(); err != nil {
+		return false, err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	ok, err := b.exists(ctx, t.KafkaName())
+	return ok, b.withClientErr(err)
+}
+
+// EnsureTopic implements backends.Backend: CreateTopic is already idempotent.
+func (b *Backend) EnsureTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
+	return b.CreateTopic(ctx, topic, opts...)
+}
+
+// Retention implements backends.Backend: retention.ms read back with DescribeConfigs.
+func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, error) {
+	if err := b.checkOpen(); err != nil {
+		return 0, err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	name := t.KafkaName()
+	res, err := b.admin.DescribeConfigs(ctx, []ck.ConfigResource{{Type: ck.ResourceTopic, Name: name}})
+	if err == nil && len(res) == 1 && res[0].Error.Code() != ck.ErrNoError {
+		err = res[0].Error
+	}
+	if err != nil {
+		return 0, b.withClientErr(mapErr(ctx, "describe configs of "+name, err))
+	}
+	if len(res) != 1 {
+		return 0, fmt.Errorf("describe configs of %s: %d results", name, len(res))
+	}
+	e, ok := res[0].Config["retention.ms"]
+	if !ok {
+		return 0, fmt.Errorf("describe configs of %s: no retention.ms", name)
+	}
+	ms, err := strconv.ParseInt(e.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("describe configs of %s: retention.ms=%q: %w", name, e.Value, err)
+	}
+	if ms < 0 {
+		return -1, nil // unlimited
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Close implements backends.Backend: closes every open consumer and producer, then the shared
+// producer (flushing within ctx) and the admin client. Idempotent.
+func (b *Backend) Close(ctx context.Context) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	cons := make([]*consumer, 0, len(b.consumers))
+	for c := range b.consumers {
+		cons = append(cons, c)
+	}
+	prods := make([]*producer, 0, len(b.producers))
+	for p := range b.producers {
+		prods = append(prods, p)
+	}
+	b.mu.Unlock()
+
+	var errs []error
+	for _, c := range cons {
+		errs = append(errs, c.Close(ctx))
+	}
+	for _, p := range prods {
+		errs = append(errs, p.Close(ctx))
+	}
+	if b.admin != nil {
+		b.admin.Close()
+	}
+	if b.prod != nil {
+		errs = append(errs, flush(ctx, b.prod))
+		b.prod.Close()
+	}
+	close(b.done)
+	b.bgDone.Wait()
+	return errors.Join(errs...)
+}
+
+// flush waits for the shared producer's queue to drain, in short slices so ctx is honoured.
+func flush(ctx context.Context, p *ck.Producer) error {
+	for p.Len() > 0 {
+		if ctx.Err() != nil {
+			return backends.CtxErr(ctx, fmt.Sprintf("kafka: flush (%d messages pending)", p.Len()))
+		}
+		p.Flush(50)
+	}
+	return nil
+}
+
+func (b *Backend) forget(p *producer, c *consumer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p != nil {
+		delete(b.producers, p)
+	}
+	if c != nil {
+		delete(b.consumers, c)
+	}
+}

@@ -1,0 +1,152 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	ck "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Unit tests: no broker needed.
+
+func TestIDRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		p   int32
+		off int64
+	}{{0, 0}, {0, 42}, {3, 1 << 40}} {
+		id := encodeID(c.p, c.off)
+		p, off, err := decodeID(id)
+		if err != nil || p != c.p || off != c.off {
+			t.Fatalf("decodeID(%q) = %d, %d, %v; want %d, %d", id, p, off, err, c.p, c.off)
+		}
+	}
+	for _, bad := range []string{"", "1", "a:1", "1:b", "-1:3", "0:-2", "0:1:2", "99999999999:1"} {
+		if _, _, err := decodeID(bad); !errors.Is(err, backends.ErrUnknownDelivery) {
+			t.Errorf("decodeID(%q) error = %v; want ErrUnknownDelivery", bad, err)
+		}
+	}
+}
+
+func TestCommonConfigCarriesSecurityAndDebug(t *testing.T) {
+	k := backends.KafkaConfig{
+		BootstrapServers: "b:1", SecurityProtocol: "SASL_SSL", SASLMechanism: "PLAIN",
+		SASLUsername: "u", SASLPassword: "p", SSLCALocation: "/ca", SSLCertLocation: "/cert",
+		SSLKeyLocation: "/key", Debug: "cgrp,fetch", Extra: map[string]string{"fetch.wait.max.ms": "7"},
+	}
+	base, err := commonConfig(k, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
+		"sasl.username": "u", "sasl.password": "p", "ssl.ca.location": "/ca",
+		"ssl.certificate.location": "/cert", "ssl.key.location": "/key", "debug": "cgrp,fetch",
+	}
+	// Every client kind gets the security settings and the passthrough.
+	for name, m := range map[string]ck.ConfigMap{
+		"producer": producerConfig(base, k.Extra),
+		"consumer": consumerConfig(base, k.Extra, "g"),
+	} {
+		for key, v := range want {
+			if got := m[key]; got != v {
+				t.Errorf("%s config %s = %v; want %q", name, key, got, v)
+			}
+		}
+		if got := m["fetch.wait.max.ms"]; got != "7" {
+			t.Errorf("%s config: passthrough fetch.wait.max.ms = %v; want 7", name, got)
+		}
+	}
+	c := consumerConfig(base, nil, "g")
+	if c["enable.auto.commit"] != false || c["group.id"] != "g" {
+		t.Errorf("consumer config: enable.auto.commit=%v group.id=%v", c["enable.auto.commit"], c["group.id"])
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	if _, err := commonConfig(backends.KafkaConfig{}, nil); !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "KAFKA_BOOTSTRAP_SERVERS") {
+		t.Errorf("empty bootstrap: %v", err)
+	}
+	for _, key := range []string{"enable.auto.commit", "group.id", "go.events.channel.enable"} {
+		_, err := commonConfig(backends.KafkaConfig{BootstrapServers: "b:1", Extra: map[string]string{key: "x"}}, nil)
+		if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), key) {
+			t.Errorf("managed key %s: %v", key, err)
+		}
+	}
+}
+
+func TestNewRejectsUnknownPassthroughKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := New(ctx, backends.Config{Kafka: backends.KafkaConfig{
+		BootstrapServers: "127.0.0.1:1", Extra: map[string]string{"no.such.property": "1"},
+	}})
+	if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "no.such.property") {
+		t.Fatalf("New with unknown key: %v; want ErrInvalidConfig naming the key", err)
+	}
+}
+
+func TestNewFailsFastWhenNoBrokerListens(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // a port nobody listens on
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = New(ctx, backends.Config{Kafka: backends.KafkaConfig{BootstrapServers: addr}})
+	if !errors.Is(err, backends.ErrUnavailable) {
+		t.Fatalf("New against a closed port: %v; want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("New took %v to report an unreachable broker; want fail fast", d)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	for code, want := range map[ck.ErrorCode]error{
+		ck.ErrAuthentication:           backends.ErrAuth,
+		ck.ErrSaslAuthenticationFailed: backends.ErrAuth,
+		ck.ErrAllBrokersDown:           backends.ErrUnavailable,
+		ck.ErrTransport:                backends.ErrUnavailable,
+		ck.ErrTopicException:           backends.ErrInvalidTopic,
+		ck.ErrInvalidConfig:            backends.ErrInvalidConfig,
+		ck.ErrTimedOut:                 backends.ErrTimeout,
+	} {
+		err := mapErr(context.Background(), "op", ck.NewError(code, "x", false))
+		if !errors.Is(err, want) {
+			t.Errorf("code %v mapped to %v; want %v", code, err, want)
+		}
+		var ke ck.Error
+		if !errors.As(err, &ke) || ke.Code() != code {
+			t.Errorf("code %v: original error lost in %v", code, err)
+		}
+	}
+	if got := backends.Code(mapErr(context.Background(), "op", ck.NewError(ck.ErrMsgSizeTooLarge, "x", false))); got != "internal" {
+		t.Errorf("unmapped code: Code = %q; want internal", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	if err := mapErr(ctx, "op", ck.NewError(ck.ErrTransport, "x", false)); !errors.Is(err, backends.ErrTimeout) {
+		t.Errorf("ended ctx: %v; want ErrTimeout", err)
+	}
+}
+
+func TestTopicConfig(t *testing.T) {
+	c := topicConfig(2 * time.Second)
+	if c["retention.ms"] != "2000" || c["segment.ms"] != "2000" {
+		t.Errorf("short retention: %v", c)
+	}
+	c = topicConfig(7 * 24 * time.Hour)
+	if c["retention.ms"] != "604800000" || c["segment.ms"] != "" {
+		t.Errorf("flow retention: %v", c)
+	}
+}
