@@ -124,15 +124,22 @@ func (a *admin) do(ctx context.Context, method, path string, body, out any) erro
 	return nil
 }
 
-// reasonOf extracts the broker's {"reason": "..."} or the first line of the body.
+// reasonOf extracts the error's reason from a JSON body, an HTML title, or the first line.
 func reasonOf(data []byte) string {
 	var r struct {
-		Reason string `json:"reason"`
+		Reason  string `json:"reason"`  // the broker's own errors
+		Message string `json:"message"` // the web server's (Jetty) errors, e.g. 401
 	}
-	if json.Unmarshal(data, &r) == nil && r.Reason != "" {
-		return r.Reason
+	if json.Unmarshal(data, &r) == nil && (r.Reason != "" || r.Message != "") {
+		if r.Reason != "" {
+			return r.Reason
+		}
+		return r.Message
 	}
 	s := strings.TrimSpace(string(data))
+	if i, j := strings.Index(s, "<title>"), strings.Index(s, "</title>"); i >= 0 && j > i { // Jetty's HTML error page
+		s = s[i+len("<title>") : j]
+	}
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}

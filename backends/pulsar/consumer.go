@@ -65,7 +65,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		})
 	}, func(c pulsar.Consumer) { c.Close() })
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, mapClientErr(err))
+		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
 	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{}}
 	if !r.persistent {
@@ -153,7 +153,7 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 		if c.closed.Load() {
 			return backends.Delivery{}, fmt.Errorf("%s: %w", what, backends.ErrClosed)
 		}
-		return backends.Delivery{}, fmt.Errorf("%s: %w", what, mapClientErr(err))
+		return backends.Delivery{}, fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 	}
 	id := encodeID(m.ID())
 	c.mu.Lock()
@@ -206,7 +206,7 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		if ctx.Err() != nil {
 			return err
 		}
-		return fmt.Errorf("%s: %w", what, mapClientErr(err))
+		return fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 	}
 	return nil
 }
@@ -238,7 +238,7 @@ func (c *consumer) Close(ctx context.Context) error {
 			return struct{}{}, nil
 		}, nil)
 		if err != nil && !errors.Is(err, backends.ErrTimeout) && ctx.Err() == nil {
-			err = mapClientErr(err)
+			err = c.b.mapErr(err)
 		}
 		c.closeErr = err
 	})

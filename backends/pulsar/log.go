@@ -11,14 +11,24 @@ import (
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
 )
 
+// handshakeFailure is how the client library reports a broker that refused its CONNECT (a bad
+// token, above all). The library only logs it and retries until its operation timeout, so the
+// backend watches the log for it to fail fast with ErrAuth.
+const handshakeFailure = "Failed to establish connection with broker"
+
 // newLogger routes the client library's logging to w (Config.Log). nil discards it: the
 // library logs every (re)connection at info level, which would drown a spec's output.
 // Debug lines are dropped even with a writer: they are per-message and only slow a run.
-func newLogger(w io.Writer) plog.Logger {
-	if w == nil {
+// hook, when not nil, sees every warning and error line, written or not.
+func newLogger(w io.Writer, hook func(msg string)) plog.Logger {
+	if w == nil && hook == nil {
 		return plog.DefaultNopLogger()
 	}
-	return &writerLogger{out: &lockedWriter{w: w}}
+	l := &writerLogger{hook: hook}
+	if w != nil {
+		l.out = &lockedWriter{w: w}
+	}
+	return l
 }
 
 // lockedWriter serialises writes: the client logs from many goroutines.
@@ -34,7 +44,8 @@ func (l *lockedWriter) line(level, fields, msg string) {
 }
 
 type writerLogger struct {
-	out    *lockedWriter
+	out    *lockedWriter // nil discards
+	hook   func(string)
 	fields plog.Fields
 }
 
@@ -46,7 +57,7 @@ func (l *writerLogger) with(f plog.Fields) *writerLogger {
 	for k, v := range f {
 		merged[k] = v
 	}
-	return &writerLogger{out: l.out, fields: merged}
+	return &writerLogger{out: l.out, hook: l.hook, fields: merged}
 }
 
 func (l *writerLogger) fieldString() string {
@@ -66,11 +77,20 @@ func (l *writerLogger) fieldString() string {
 }
 
 func (l *writerLogger) log(level string, args ...any) {
-	l.out.line(level, l.fieldString(), fmt.Sprint(args...))
+	l.emit(level, fmt.Sprint(args...))
 }
 
 func (l *writerLogger) logf(level, format string, args ...any) {
-	l.out.line(level, l.fieldString(), fmt.Sprintf(format, args...))
+	l.emit(level, fmt.Sprintf(format, args...))
+}
+
+func (l *writerLogger) emit(level, msg string) {
+	if l.hook != nil && level != "INFO" {
+		l.hook(msg)
+	}
+	if l.out != nil {
+		l.out.line(level, l.fieldString(), msg)
+	}
 }
 
 func (l *writerLogger) SubLogger(f plog.Fields) plog.Logger  { return l.with(f) }

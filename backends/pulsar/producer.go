@@ -34,7 +34,7 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 		})
 	}, func(p pulsar.Producer) { p.Close() })
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, mapClientErr(err))
+		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
 	p := &producer{b: b, r: r, p: pp}
 	b.mu.Lock()
@@ -72,7 +72,7 @@ func (p *producer) Send(ctx context.Context, msg backends.Message) error {
 		if ctx.Err() != nil {
 			return backends.CtxErr(ctx, "pulsar: send to "+p.r.orig)
 		}
-		return fmt.Errorf("pulsar: send to %s: %w", p.r.orig, mapClientErr(err))
+		return fmt.Errorf("pulsar: send to %s: %w", p.r.orig, p.b.mapErr(err))
 	}
 	return nil
 }

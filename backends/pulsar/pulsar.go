@@ -52,6 +52,7 @@ type Backend struct {
 	admin     *admin
 	client    pulsar.Client
 	clusters  []string
+	hs        *handshakes
 
 	nsMu  sync.Mutex
 	nsOK  map[string]bool          // "tenant/ns" already ensured
@@ -94,11 +95,12 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		return nil, fmt.Errorf("%w: pulsar: admin API at %s lists no cluster", backends.ErrUnavailable, pc.AdminURL)
 	}
 
+	hs := &handshakes{ch: make(chan string, 1)}
 	opts := pulsar.ClientOptions{
 		URL:               pc.Host,
 		ConnectionTimeout: connectionTimeout,
 		OperationTimeout:  operationTimeout,
-		Logger:            newLogger(cfg.Log),
+		Logger:            newLogger(cfg.Log, hs.observe),
 		// A registry per client: the default one is process-global and would mix backends.
 		MetricsRegisterer:     prometheus.NewRegistry(),
 		TLSTrustCertsFilePath: pc.TLSTrustCertsFile,
@@ -116,20 +118,9 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		client.Close()
 		return nil, fmt.Errorf("pulsar: probe broker at %s: %w", pc.Host, err)
 	}
-	// NewClient connects lazily; a lookup makes the connection (and its auth handshake) happen
-	// now so a bad token or a dead broker fails here, not in the first spec step.
-	probe := "non-persistent://public/default/conformance-probe"
-	_, err = runCtx(ctx, "pulsar: probe broker at "+pc.Host, func() (struct{}, error) {
-		_, err := client.TopicPartitions(probe)
-		return struct{}{}, err
-	}, nil)
-	if err != nil {
-		if e := mapClientErr(err); errors.Is(e, backends.ErrAuth) || errors.Is(e, backends.ErrUnavailable) ||
-			errors.Is(e, backends.ErrTimeout) || errors.Is(e, context.Canceled) {
-			client.Close()
-			return nil, fmt.Errorf("pulsar: probe broker at %s: %w", pc.Host, e)
-		}
-		// Anything else (say, no public/default namespace) proves the connection works.
+	if err := probeClient(ctx, client, pc.Host, hs); err != nil {
+		client.Close()
+		return nil, err
 	}
 
 	name := "pulsar"
@@ -148,6 +139,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		admin:     adm,
 		client:    client,
 		clusters:  clusters,
+		hs:        hs,
 		nsOK:      map[string]bool{},
 		nsRun:     map[string]chan struct{}{},
 		producers: map[*producer]struct{}{},
@@ -497,6 +489,97 @@ func containsAny(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// probeClient makes the client connect now: NewClient connects lazily, and a lookup makes the
+// connection (and its auth handshake) happen, so a bad token or a dead broker fails in New,
+// not in the first spec step. Errors other than auth, unavailability or ctx's end (say, no
+// public/default namespace on this cluster) prove the connection works and are ignored.
+// refused receives the broker's reason whenever it refuses the client's handshake.
+func probeClient(ctx context.Context, client pulsar.Client, host string, hs *handshakes) error {
+	const probe = "non-persistent://public/default/conformance-probe"
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-hs.ch:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	_, err := runCtx(pctx, "pulsar: probe broker at "+host, func() (struct{}, error) {
+		_, err := client.TopicPartitions(probe)
+		return struct{}{}, err
+	}, nil)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		// Cancelled by a refused handshake: wait no longer for the client's retries.
+		msg, _ := hs.recent(time.Minute)
+		return fmt.Errorf("pulsar: probe broker at %s: %w", host, handshakeErr(msg))
+	}
+	if err == nil {
+		return nil
+	}
+	e := mapClientErr(err)
+	if errors.Is(e, backends.ErrAuth) || errors.Is(e, backends.ErrUnavailable) ||
+		errors.Is(e, backends.ErrTimeout) || errors.Is(e, context.Canceled) {
+		return fmt.Errorf("pulsar: probe broker at %s: %w", host, e)
+	}
+	return nil
+}
+
+// handshakes remembers the broker's latest refusal of a client handshake (seen in the client's
+// log, see handshakeFailure) and signals it on ch.
+type handshakes struct {
+	ch   chan string
+	mu   sync.Mutex
+	last string
+	at   time.Time
+}
+
+func (h *handshakes) observe(msg string) {
+	if !strings.Contains(msg, handshakeFailure) {
+		return
+	}
+	h.mu.Lock()
+	h.last, h.at = msg, time.Now()
+	h.mu.Unlock()
+	select {
+	case h.ch <- msg:
+	default:
+	}
+}
+
+// recent returns the latest refusal if it happened within d.
+func (h *handshakes) recent(d time.Duration) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == "" || time.Since(h.at) > d {
+		return "", false
+	}
+	return h.last, true
+}
+
+// handshakeErr classifies a refused handshake: credentials, or anything else the broker said.
+func handshakeErr(msg string) error {
+	if msg == "" {
+		msg = "the broker refused the connection handshake"
+	}
+	if containsAny(msg, "authenticat", "authoriz", "token", "unauthorized", "credential") {
+		return fmt.Errorf("%w: %s", backends.ErrAuth, msg)
+	}
+	return fmt.Errorf("%w: %s", backends.ErrUnavailable, msg)
+}
+
+// mapErr is mapClientErr plus the client's swallowed handshake refusals: a timeout while the
+// broker was refusing our handshakes is that refusal (a revoked token), not a slow broker.
+func (b *Backend) mapErr(err error) error {
+	e := mapClientErr(err)
+	if errors.Is(e, backends.ErrTimeout) && b.hs != nil {
+		if msg, ok := b.hs.recent(2 * operationTimeout); ok {
+			return fmt.Errorf("%w (%v)", handshakeErr(msg), err)
+		}
+	}
+	return e
 }
 
 // dialProbe opens and closes one TCP connection to the service URL's host.

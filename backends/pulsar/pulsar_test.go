@@ -1,0 +1,283 @@
+package pulsar
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Unit tests: no broker. Naming, escaping, id round trip, error mapping, and the admin client
+// against a recording HTTP server (an HTTP double for request shape only, never for behaviour).
+
+func TestResolveMapping(t *testing.T) {
+	cases := []struct {
+		topic   string
+		allPers bool
+		want    string
+	}{
+		{"x", false, "persistent://tg/flow/x"},
+		{"flow:ts:a", false, "persistent://ts/flow/a"},
+		{"request:tg:prompt:default", false, "non-persistent://tg/request/prompt.default"},
+		{"response:tg:r", false, "non-persistent://tg/response/r"},
+		{"notify:tg:n", false, "non-persistent://tg/notify/n"},
+		{"request:tg:prompt:default", true, "persistent://tg/request/prompt.default"},
+		{"notify:tg:n", true, "persistent://tg/notify/n"},
+	}
+	for _, c := range cases {
+		b := &Backend{allPers: c.allPers}
+		r, err := b.resolve(c.topic)
+		if err != nil {
+			t.Fatalf("%s: %v", c.topic, err)
+		}
+		if r.fullName() != c.want {
+			t.Errorf("%s (allPersistent=%v): got %s want %s", c.topic, c.allPers, r.fullName(), c.want)
+		}
+		if r.orig != c.topic {
+			t.Errorf("orig: got %q", r.orig)
+		}
+	}
+}
+
+func TestResolveInvalid(t *testing.T) {
+	b := &Backend{}
+	for _, s := range []string{"", "a:b", "bogus:tg:x", "flow::x", "flow:tg:", "flow:t g:x", "flow:tg:a/b", "flow:tg:%2F"} {
+		if _, err := b.resolve(s); !errors.Is(err, backends.ErrInvalidTopic) {
+			t.Errorf("%q: want ErrInvalidTopic, got %v", s, err)
+		}
+	}
+}
+
+func TestTopicPathEscapes(t *testing.T) {
+	r := resolved{persistent: false, tenant: "t", namespace: "request", local: "a b/c?d"}
+	if got, want := topicPath(r), "/admin/v2/non-persistent/t/request/a%20b%2Fc%3Fd"; got != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+}
+
+func TestDeliveryIDRoundTrip(t *testing.T) {
+	// An id as the broker hands it out (ledger, entry, batch index) survives encode/decode.
+	id := pulsar.NewMessageID(12, 34, 5, 0)
+	s := encodeID(id)
+	if strings.ContainsAny(s, "+/=\n") {
+		t.Fatalf("id %q is not URL-safe text", s)
+	}
+	back, err := decodeID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.LedgerID() != 12 || back.EntryID() != 34 || back.BatchIdx() != 5 {
+		t.Fatalf("round trip: got %v", back)
+	}
+	if _, err := decodeID("!!not base64"); err == nil {
+		t.Fatal("garbage decoded")
+	}
+}
+
+func TestUnknownDelivery(t *testing.T) {
+	c := &consumer{r: resolved{orig: "x"}, pending: map[string]pulsar.Message{}}
+	for _, id := range []string{"", "!!", encodeID(pulsar.NewMessageID(1, 2, -1, 0))} {
+		_, err := c.take("ack", backends.Delivery{ID: id})
+		if !errors.Is(err, backends.ErrUnknownDelivery) {
+			t.Errorf("id %q: want ErrUnknownDelivery, got %v", id, err)
+		}
+	}
+}
+
+func TestRetentionMinutes(t *testing.T) {
+	cases := map[time.Duration]int{
+		0: 0, time.Second: 1, time.Minute: 1, 61 * time.Second: 2,
+		5 * time.Minute: 5, 7 * 24 * time.Hour: 10080,
+	}
+	for d, want := range cases {
+		if got := retentionMinutes(d); got != want {
+			t.Errorf("%v: got %d want %d", d, got, want)
+		}
+	}
+}
+
+func TestMapClientErr(t *testing.T) {
+	cases := []struct {
+		err  error
+		want error
+	}{
+		{errors.New("AuthenticationError: Failed to authenticate"), backends.ErrAuth},
+		{errors.New("AuthorizationError: Client is not authorized to Produce"), backends.ErrAuth},
+		{fmt.Errorf("dial tcp 127.0.0.1:1: connect: connection refused"), backends.ErrUnavailable},
+		{context.DeadlineExceeded, backends.ErrTimeout},
+		{context.Canceled, context.Canceled},
+		{fmt.Errorf("x: %w", backends.ErrClosed), backends.ErrClosed},
+	}
+	for _, c := range cases {
+		if got := mapClientErr(c.err); !errors.Is(got, c.want) {
+			t.Errorf("%v: got %v, want %v", c.err, got, c.want)
+		}
+	}
+	if mapClientErr(nil) != nil {
+		t.Error("nil")
+	}
+	if got := backends.Code(mapClientErr(errors.New("something else"))); got != "internal" {
+		t.Errorf("unknown error code %q", got)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	ctx := context.Background()
+	for _, pc := range []backends.PulsarConfig{
+		{},
+		{Host: "http://x:1", AdminURL: "http://x:2"},
+		{Host: "pulsar://x:1"},
+		{Host: "pulsar://x:1", AdminURL: "ftp://x"},
+		{Host: "pulsar://x:1", AdminURL: "http://x:2", NackRedeliveryDelay: -time.Second},
+	} {
+		_, err := New(ctx, backends.Config{Pulsar: pc})
+		if !errors.Is(err, backends.ErrInvalidConfig) {
+			t.Errorf("%+v: want ErrInvalidConfig, got %v", pc, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: error is not one line: %q", pc, err)
+		}
+	}
+}
+
+// recorder is an HTTP server that answers admin calls with canned statuses and records them.
+type recorder struct {
+	mu     sync.Mutex
+	calls  []string
+	auth   []string
+	status map[string]int // "METHOD path" -> status; default 204
+	body   map[string]string
+}
+
+func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	key := req.Method + " " + req.URL.EscapedPath()
+	if req.URL.RawQuery != "" {
+		key += "?" + req.URL.RawQuery
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, key)
+	r.auth = append(r.auth, req.Header.Get("Authorization"))
+	st, ok := r.status[key]
+	body := r.body[key]
+	r.mu.Unlock()
+	if !ok {
+		st = http.StatusNoContent
+	}
+	if body != "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(st)
+	_, _ = w.Write([]byte(body))
+}
+
+func TestAdminRequests(t *testing.T) {
+	rec := &recorder{
+		status: map[string]int{
+			"PUT /admin/v2/tenants/ts":                            409,
+			"PUT /admin/v2/namespaces/ts/flow":                    204,
+			"PUT /admin/v2/persistent/ts/flow/a.b":                409,
+			"DELETE /admin/v2/persistent/ts/flow/gone?force=true": 404,
+			"GET /admin/v2/clusters":                              200,
+			"DELETE /admin/v2/persistent/ts/flow/x?force=true":    401,
+		},
+		body: map[string]string{
+			"GET /admin/v2/clusters":                           `["standalone"]`,
+			"DELETE /admin/v2/persistent/ts/flow/x?force=true": `{"reason":"unauthorized"}`,
+		},
+	}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	adm, err := newAdmin(srv.URL, "tok", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{admin: adm, clusters: []string{"standalone"}, nsOK: map[string]bool{}, nsRun: map[string]chan struct{}{}}
+	ctx := context.Background()
+
+	// Concurrent creates: one tenant+namespace round, every topic PUT's 409 is success.
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.CreateTopic(ctx, "flow:ts:a:b"); err != nil {
+				t.Errorf("create: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := b.DeleteTopic(ctx, "flow:ts:gone"); err != nil {
+		t.Errorf("delete of a missing topic: %v", err)
+	}
+	err = b.DeleteTopic(ctx, "flow:ts:x")
+	if !errors.Is(err, backends.ErrAuth) || !strings.Contains(err.Error(), "unauthorized") {
+		t.Errorf("401: want ErrAuth with the broker's reason, got %v", err)
+	}
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	count := map[string]int{}
+	for _, c := range rec.calls {
+		count[c]++
+	}
+	if count["PUT /admin/v2/tenants/ts"] != 1 || count["PUT /admin/v2/namespaces/ts/flow"] != 1 {
+		t.Errorf("tenant/namespace should be ensured once per backend: %v", rec.calls)
+	}
+	if count["POST /admin/v2/namespaces/ts/flow/retention"] != 1 {
+		t.Errorf("a namespace this backend created gets the class retention: %v", rec.calls)
+	}
+	if count["PUT /admin/v2/persistent/ts/flow/a.b"] != 5 {
+		t.Errorf("topic PUT: %v", rec.calls)
+	}
+	if count["POST /admin/v2/persistent/ts/flow/a.b/retention"] != 0 {
+		t.Errorf("an existing topic (409) must be left as it is: %v", rec.calls)
+	}
+	for i, a := range rec.auth {
+		if a != "Bearer tok" {
+			t.Errorf("call %s without the token: %q", rec.calls[i], a)
+		}
+	}
+}
+
+func TestAdminUnavailableIsFast(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	adm, err := newAdmin(url, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = adm.clusters(ctx)
+	if !errors.Is(err, backends.ErrUnavailable) {
+		t.Fatalf("want ErrUnavailable, got %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestLoggerRoutesToWriter(t *testing.T) {
+	var buf bytes.Buffer
+	l := newLogger(&buf, nil)
+	l.WithField("topic", "t").Infof("connected %d", 1)
+	l.Debugf("dropped")
+	l.SubLogger(map[string]any{"a": 1}).Warn("w")
+	out := buf.String()
+	if !strings.Contains(out, "INFO connected 1 topic=t") || !strings.Contains(out, "WARN w a=1") || strings.Contains(out, "dropped") {
+		t.Fatalf("log output: %q", out)
+	}
+	newLogger(nil, nil).Error("discarded") // must not panic
+}
