@@ -2,7 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -22,6 +24,12 @@ func (a *Accepted) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		a.Result = Status(n.Value)
 	} else {
+		// KnownFields does not reach a custom unmarshaler: check the keys here.
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "result" && k != "note" {
+				return fmt.Errorf("line %d: unknown field %q: want result and note", n.Content[i].Line, k)
+			}
+		}
 		type plain Accepted
 		if err := n.Decode((*plain)(a)); err != nil {
 			return err
@@ -58,7 +66,7 @@ func ReadBaseline(path string) (*Baseline, error) {
 	var b Baseline
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&b); err != nil {
+	if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: malformed baseline: %w", path, err)
 	}
 	if len(b.Backends) == 0 {

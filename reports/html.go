@@ -141,7 +141,7 @@ ul.entries { margin: .2em 0; padding-left: 1.2em; }
 {{range .Rows}}<tr class="spec" data-id="{{.Key}}">
 <td class="id">{{.ID}}</td>
 <td class="title">{{.Title}}{{if .Labels}}<span class="labels">{{join .Labels ", "}}</span>{{end}}</td>
-{{range .Cells}}<td class="cell {{.Status}}" data-status="{{.Status}}"><span class="word">{{.Word}}</span>{{if .Duration}}<span class="dur">{{.Duration}}</span>{{end}}
+{{range .Cells}}<td class="cell {{.Status}}" data-status="{{.Status}}"><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}
 {{if eq .Status "fail"}}<span class="cause">{{.Summary}}</span>{{else if .Summary}}<span class="reason">{{.Summary}}</span>{{end}}
 {{if .Baseline}}<span class="baseline">baseline: {{.Baseline}}</span>{{end}}
 {{if .Detail}}<details><summary>full failure message</summary><pre>{{.Detail}}</pre></details>{{end}}

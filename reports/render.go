@@ -168,7 +168,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	if width <= 0 {
 		width = 120
 	}
-	const idW, cellMin, cellMax = 4, 9, 14
+	const idW, cellMin, cellMax = 4, 12, 14
 	cellW := cellMin
 	for _, b := range m.Backends {
 		if l := utf8.RuneCountInString(b.Label); l > cellW {

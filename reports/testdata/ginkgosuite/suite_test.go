@@ -35,7 +35,7 @@ var _ = Describe("Delivery", func() {
 	}, SpecTimeout(time.Second))
 
 	It("[D2] a message sent right after Consumer returns is delivered", Label("delivery", "seed-bug"), func(ctx SpecContext) {
-		Eventually(func() int { return 0 }).WithTimeout(50 * time.Millisecond).Should(Equal(1), "message never arrived")
+		Eventually(func() int { return 0 }).WithTimeout(50*time.Millisecond).Should(Equal(1), "message never arrived")
 	}, SpecTimeout(time.Second))
 
 	DescribeTable("[D7] bounded receive", Label("delivery"),

@@ -1,0 +1,140 @@
+package reports
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fixtureMatrix builds the matrix used by the model, render, gate and browser tests:
+// kafka (Ginkgo run with failures and skips, with meta), pulsar (BeforeSuite failed),
+// python (foreign pytest JUnit), memory (reference backend).
+func fixtureMatrix(t *testing.T, extra ...string) *Matrix {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, "testdata/ginkgo-basic.xml", filepath.Join(dir, "junit-kafka.xml"))
+	writeFile(t, filepath.Join(dir, "meta-kafka.json"), `{"backend":"kafka","provider":"local","brokerVersion":"kafka 4.1.0",
+		"brokerStartup":{"kafka":6.25},"settings":{"bootstrap":"127.0.0.1:40123"},"suiteSeconds":75.5}`)
+	copyFile(t, "testdata/ginkgo-beforesuite-failed.xml", filepath.Join(dir, "junit-pulsar.xml"))
+	copyFile(t, "testdata/foreign-multi.xml", filepath.Join(dir, "junit-python.xml"))
+	copyFile(t, "testdata/ginkgo-basic.xml", filepath.Join(dir, "junit-memory.xml"))
+	writeFile(t, filepath.Join(dir, "meta-memory.json"), `{"backend":"memory","provider":"in-process","reference":true}`)
+	var files []string
+	for _, b := range []string{"memory", "pulsar", "kafka", "python"} {
+		files = append(files, filepath.Join(dir, "junit-"+b+".xml"))
+	}
+	runs, err := ReadRuns(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Build(runs, extra...)
+}
+
+func TestBuildMatrix(t *testing.T) {
+	m := fixtureMatrix(t)
+	var labels []string
+	for _, b := range m.Backends {
+		labels = append(labels, b.Label)
+	}
+	if got := strings.Join(labels, ","); got != "kafka,pulsar,python,memory" {
+		t.Errorf("backends %s: want sorted, reference last", got)
+	}
+	var keys []string
+	for _, r := range m.Rows {
+		keys = append(keys, r.Key)
+	}
+	if got := strings.Join(keys, ","); got != "D1,D2,D7,G1,G2,A1,T1,T3" {
+		t.Errorf("rows %s: want catalogue order", got)
+	}
+	tests := []struct {
+		key, backend string
+		status       Status
+		summary      string // substring
+		entries      int
+	}{
+		{"D1", "kafka", Pass, "", 1},
+		{"D2", "kafka", Fail, "Timed out after 0.050s.", 1},
+		{"D7", "kafka", Fail, "Expected (entry: bounded receive on cancel)", 2},
+		{"T1", "kafka", Skip, "capability transient-replay unsupported for request; capability transient-replay unsupported for notify", 2},
+		{"T3", "kafka", Skip, "backend lacks retention-expiry", 1},
+		{"D1", "pulsar", NotRun, "not run: BeforeSuite failed: start broker: kafka not ready after 90s: connection refused", 0},
+		{"T3", "pulsar", NotRun, "BeforeSuite failed", 0},
+		{"D1", "python", Pass, "", 2},
+		{"A1", "python", Fail, "AssertionError: no redelivery within 10s", 1},
+		{"D2", "python", NotRun, "not in this run", 0},
+		{"G2", "kafka", NotRun, "not in this run", 0},
+		{"D2", "memory", Fail, "Timed out", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"/"+tt.backend, func(t *testing.T) {
+			c := m.Cell(tt.key, tt.backend)
+			if c == nil {
+				t.Fatal("no cell")
+			}
+			if c.Status != tt.status || !strings.Contains(c.Summary(), tt.summary) || len(c.Entries) != tt.entries {
+				t.Errorf("got %s %q (%d entries)", c.Status, c.Summary(), len(c.Entries))
+			}
+		})
+	}
+	d7 := m.Cell("D7", "kafka")
+	if d7.Duration != d7.Entries[0].Duration+d7.Entries[1].Duration || d7.Duration <= 0 {
+		t.Errorf("D7 duration %v should be the sum of its entries", d7.Duration)
+	}
+	if m.Rows[2].Title != "bounded receive" {
+		t.Errorf("table title %q: want the entries' common text", m.Rows[2].Title)
+	}
+	kafka := m.Backend("kafka")
+	if kafka.Counts[Pass] != 2 || kafka.Counts[Fail] != 2 || kafka.Counts[Skip] != 2 || kafka.Counts[NotRun] != 2 {
+		t.Errorf("kafka counts %v", kafka.Counts)
+	}
+	if kafka.SuiteSeconds != 75.5 || m.Backend("pulsar").SetupFailure == "" || !m.Backend("memory").Reference() {
+		t.Errorf("backend info: %+v %+v", kafka, m.Backend("pulsar"))
+	}
+}
+
+func TestBuildExtraIDsAndMerge(t *testing.T) {
+	// A baseline's IDs add rows nobody reported; two files with one label merge into one column.
+	a, err := ReadRun("testdata/foreign-multi.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Run{File: "other.xml", Label: a.Label, Cases: []Case{{ID: "R4", Text: "broker restart", Status: Pass, Duration: time.Second}}}
+	m := Build([]*Run{a, b}, "S1", "D1")
+	if len(m.Backends) != 1 || len(m.Backends[0].Files) != 2 {
+		t.Fatalf("backends %+v", m.Backends)
+	}
+	if c := m.Cell("S1", a.Label); c == nil || c.Status != NotRun {
+		t.Errorf("S1 %+v", c)
+	}
+	if c := m.Cell("R4", a.Label); c == nil || c.Status != Pass {
+		t.Errorf("R4 %+v", c)
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	tests := []struct {
+		name   string
+		cases  []Case
+		status Status
+	}{
+		{"all pass", []Case{{Status: Pass}, {Status: Pass}}, Pass},
+		{"one fail wins", []Case{{Status: Pass}, {Status: Skip}, {Status: Fail}}, Fail},
+		{"skip only if all skipped", []Case{{Status: Skip}, {Status: Pass}}, Pass},
+		{"all skipped", []Case{{Status: Skip, Message: "a"}, {Status: Skip, Message: "a"}}, Skip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := aggregate(tt.cases)
+			if c.Status != tt.status {
+				t.Errorf("got %s want %s", c.Status, tt.status)
+			}
+			if c.Status == Skip && len(c.Reasons) != 1 {
+				t.Errorf("reasons should be distinct: %v", c.Reasons)
+			}
+		})
+	}
+	if aggregate(nil) != nil {
+		t.Error("no cases must give no cell (not run)")
+	}
+}
