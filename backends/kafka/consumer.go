@@ -117,6 +117,9 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	}
 	b.consumers[c] = struct{}{}
 	b.mu.Unlock()
+	if s.Mode != backends.Unique {
+		b.rememberGroup(c.name, group)
+	}
 	go c.run()
 
 	select {
@@ -301,15 +304,17 @@ func (c *consumer) startOffsets(parts []ck.TopicPartition) (out []ck.TopicPartit
 	fixed = true
 	var toCommit []ck.TopicPartition
 	for i, p := range committed {
-		if p.Error == nil && p.Offset >= 0 {
-			out[i].Offset = p.Offset
-			continue
-		}
 		low, high, err := c.kc.QueryWatermarkOffsets(*p.Topic, p.Partition, int(rebalanceCallTimeout/time.Millisecond))
 		if err != nil {
 			c.onError(err)
 			out[i].Offset = ck.OffsetStored
 			fixed = false
+			continue
+		}
+		// A committed offset beyond the end of the log belongs to an earlier topic of the same
+		// name (deleted and created again): the subscription starts fresh.
+		if p.Error == nil && p.Offset >= 0 && int64(p.Offset) <= high {
+			out[i].Offset = p.Offset
 			continue
 		}
 		start := high

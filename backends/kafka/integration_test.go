@@ -306,3 +306,46 @@ func TestIntegrationInvalidTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationSASL needs a SASL_PLAINTEXT listener with mechanism PLAIN:
+// KAFKA_TEST_SASL_BOOTSTRAP=host:port KAFKA_TEST_SASL_USERNAME=u KAFKA_TEST_SASL_PASSWORD=p.
+func TestIntegrationSASL(t *testing.T) {
+	bs := os.Getenv("KAFKA_TEST_SASL_BOOTSTRAP")
+	if bs == "" {
+		t.Skip("SASL integration test skipped: no SASL listener given (set KAFKA_TEST_SASL_BOOTSTRAP, KAFKA_TEST_SASL_USERNAME, KAFKA_TEST_SASL_PASSWORD)")
+	}
+	cfg := func(password string) backends.Config {
+		return backends.Config{Kafka: backends.KafkaConfig{
+			BootstrapServers: bs, SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN",
+			SASLUsername: os.Getenv("KAFKA_TEST_SASL_USERNAME"), SASLPassword: password,
+		}, Log: testLog{t}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	start := time.Now()
+	_, err := New(ctx, cfg("wrong-password"))
+	if !errors.Is(err, backends.ErrAuth) {
+		t.Fatalf("New with a bad password: %v; want ErrAuth", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("bad password took %v to fail; want fail fast", d)
+	}
+	t.Logf("bad password refused in %v: %v", time.Since(start).Round(time.Millisecond), err)
+
+	bi, err := New(ctx, cfg(os.Getenv("KAFKA_TEST_SASL_PASSWORD")))
+	if err != nil {
+		t.Fatalf("New with good credentials: %v", err)
+	}
+	b := bi.(*Backend)
+	defer b.Close(ctx)
+	topic := "flow:tg:" + unique("sasl")
+	c := subscribe(t, ctx, b, topic, unique("sub"))
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	send(t, ctx, p, "s")
+	receive(t, ctx, c, "s")
+}

@@ -43,6 +43,7 @@ type Backend struct {
 	// lastErr holds the producer handle's latest client-level error (auth, all brokers down) so
 	// that a call that would otherwise wait out its context can say why.
 	lastErr atomic.Pointer[ck.Error]
+	authErr atomic.Pointer[ck.Error] // the first auth error; sticky, bad credentials stay bad
 	errSeen chan struct{} // signalled (non-blocking) when lastErr changes; read by New only
 	// authFailed is closed at the first authentication error: every waiter (Send, Consumer)
 	// gives up at once instead of waiting out its context.
@@ -53,6 +54,7 @@ type Backend struct {
 	closed    bool
 	producers map[*producer]struct{}
 	consumers map[*consumer]struct{}
+	groups    map[string]map[string]struct{} // Kafka topic -> shared groups used on it
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -75,12 +77,8 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	b.base = base
-	out := cfg.Log
-	if out == nil {
-		out = io.Discard
-	}
 	b.bgDone.Add(1)
-	go b.drainLogs(out)
+	go b.drainLogs(b.logWriter())
 
 	m := producerConfig(b.base, cfg.Kafka.Extra)
 	b.prod, err = ck.NewProducer(&m)
@@ -120,6 +118,13 @@ func configErr(err error, extra map[string]string) error {
 	return fmt.Errorf("kafka client: %w", err)
 }
 
+func (b *Backend) logWriter() io.Writer {
+	if b.cfg.Log == nil {
+		return io.Discard
+	}
+	return b.cfg.Log
+}
+
 // drainLogs writes librdkafka's log lines (debug contexts included) to the configured writer.
 func (b *Backend) drainLogs(w io.Writer) {
 	defer b.bgDone.Done()
@@ -147,7 +152,10 @@ func (b *Backend) watchEvents() {
 			if e, isErr := ev.(ck.Error); isErr {
 				b.lastErr.Store(&e)
 				if sentinelFor(e.Code()) == backends.ErrAuth {
-					b.authOnce.Do(func() { close(b.authFailed) })
+					b.authOnce.Do(func() {
+						b.authErr.Store(&e)
+						close(b.authFailed)
+					})
 				}
 				select {
 				case b.errSeen <- struct{}{}:
@@ -162,7 +170,10 @@ func (b *Backend) watchEvents() {
 
 // clientErr is the producer handle's latest auth or connectivity error, if any.
 func (b *Backend) clientErr() error {
-	e := b.lastErr.Load()
+	e := b.authErr.Load()
+	if e == nil {
+		e = b.lastErr.Load()
+	}
 	if e == nil {
 		return nil
 	}
