@@ -44,7 +44,7 @@ type Backend struct {
 	// that a call that would otherwise wait out its context can say why.
 	lastErr atomic.Pointer[ck.Error]
 	authErr atomic.Pointer[ck.Error] // the first auth error; sticky, bad credentials stay bad
-	errSeen chan struct{} // signalled (non-blocking) when lastErr changes; read by New only
+	errSeen chan struct{}            // signalled (non-blocking) when lastErr changes; read by New only
 	// authFailed is closed at the first authentication error: every waiter (Send, Consumer)
 	// gives up at once instead of waiting out its context.
 	authFailed chan struct{}
