@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCatalogueCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "catalogue.md")
+	good, bad := "../../testdata/specs-good", "../../testdata/specs-bad"
+	var o, e bytes.Buffer
+	if code := run([]string{"-specs", good, "-out", out, "-check"}, &o, &e); code != 1 || !strings.Contains(e.String(), "stale") {
+		t.Errorf("check before generating: exit %d, %q", code, e.String())
+	}
+	e.Reset()
+	if code := run([]string{"-specs", good, "-out", out}, &o, &e); code != 0 || !strings.Contains(o.String(), "5 behaviours") {
+		t.Fatalf("generate: exit %d, %q %q", code, o.String(), e.String())
+	}
+	if code := run([]string{"-specs", good, "-out", out, "-check"}, &o, &e); code != 0 {
+		t.Errorf("check after generating: exit %d, %q", code, e.String())
+	}
+	e.Reset()
+	if code := run([]string{"-specs", bad, "-out", out, "-check"}, &o, &e); code != 1 ||
+		!strings.Contains(e.String(), "[A2] has no") || !strings.Contains(e.String(), "[A1] is also used") {
+		t.Errorf("bad specs: exit %d, %q", code, e.String())
+	}
+	e.Reset()
+	// Generating from bad specs still writes the file but exits 1 so nobody commits it unnoticed.
+	if code := run([]string{"-specs", bad, "-out", out}, &o, &e); code != 1 {
+		t.Errorf("generate bad: exit %d", code)
+	}
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "A4") {
+		t.Errorf("file not written: %s", b)
+	}
+	if code := run([]string{"stray"}, &o, &e); code != 2 {
+		t.Errorf("stray argument: exit %d", code)
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func copyTo(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	kafka := filepath.Join(dir, "junit-kafka.xml")
+	pulsar := filepath.Join(dir, "junit-pulsar.xml")
+	copyTo(t, "../../testdata/ginkgo-basic.xml", kafka)
+	copyTo(t, "../../testdata/ginkgo-beforesuite-failed.xml", pulsar)
+	md, html := filepath.Join(dir, "out", "c.md"), filepath.Join(dir, "out", "c.html")
+	baseline := filepath.Join(dir, "baseline.yaml")
+
+	var out, errOut bytes.Buffer
+	code := run([]string{"-md", md, "-html", html, kafka, pulsar}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, p := range []string{md, html} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", p, err)
+		}
+	}
+	if !strings.Contains(out.String(), "kafka D2 FAIL: Timed out") || strings.Contains(out.String(), "\x1b[") {
+		t.Errorf("terminal output (no colour when not a TTY):\n%s", out.String())
+	}
+
+	t.Run("write baseline then gate passes", func(t *testing.T) {
+		var o, e bytes.Buffer
+		// The pulsar run has no results at all, so accept kafka only and gate kafka only.
+		if code := run([]string{"-md", "", "-html", "", "-quiet", "-write-baseline", baseline, kafka}, &o, &e); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.String())
+		}
+		o.Reset()
+		if code := run([]string{"-md", "", "-html", "", "-gate", baseline, kafka}, &o, &e); code != 0 {
+			t.Fatalf("gate against own results: exit %d\n%s%s", code, o.String(), e.String())
+		}
+		if !strings.Contains(o.String(), "gate PASS") {
+			t.Errorf("output: %s", o.String())
+		}
+	})
+
+	t.Run("gate fails on regression and names it", func(t *testing.T) {
+		b, err := os.ReadFile(baseline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Pretend D2 used to pass.
+		mod := strings.Replace(string(b), "D2: fail", "D2: pass", 1)
+		if mod == string(b) {
+			t.Fatalf("baseline has no D2 fail line:\n%s", b)
+		}
+		p := filepath.Join(dir, "regressed.yaml")
+		if err := os.WriteFile(p, []byte(mod), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var o, e bytes.Buffer
+		code := run([]string{"-md", "", "-html", "", "-gate", p, kafka}, &o, &e)
+		if code != 1 || !strings.Contains(o.String(), "NEW FAILURE") || !strings.Contains(o.String(), "kafka D2: pass -> fail") {
+			t.Errorf("exit %d\n%s", code, o.String())
+		}
+		// With the pulsar report whose BeforeSuite failed, a baseline for pulsar sees everything missing.
+		withPulsar := mod + "  pulsar:\n    D1: pass\n"
+		if err := os.WriteFile(p, []byte(withPulsar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o.Reset()
+		code = run([]string{"-md", "", "-html", "", "-gate", p, "-backend", "pulsar", kafka, pulsar}, &o, &e)
+		gate := o.String()[strings.LastIndex(o.String(), "gate "):]
+		if code != 1 || !strings.Contains(gate, "MISSING") || !strings.Contains(gate, "BeforeSuite failed") ||
+			strings.Contains(gate, "kafka D2") {
+			t.Errorf("exit %d\n%s", code, o.String())
+		}
+	})
+
+	t.Run("bad input exits 2 naming the file", func(t *testing.T) {
+		var o, e bytes.Buffer
+		bad := "../../testdata/not-xml.json"
+		if code := run([]string{"-md", "", "-html", "", kafka, bad}, &o, &e); code != 2 || !strings.Contains(e.String(), bad) {
+			t.Errorf("exit %d, stderr %q", code, e.String())
+		}
+		e.Reset()
+		if code := run([]string{"-color", "purple", kafka}, &o, &e); code != 2 || !strings.Contains(e.String(), "-color") {
+			t.Errorf("exit %d, stderr %q", code, e.String())
+		}
+	})
+
+	t.Run("default files from reports/out", func(t *testing.T) {
+		wd, _ := os.Getwd()
+		t.Chdir(dir)
+		var o, e bytes.Buffer
+		if code := run(nil, &o, &e); code != 2 || !strings.Contains(e.String(), "reports/out/junit-*.xml") {
+			t.Errorf("no files: exit %d, stderr %q", code, e.String())
+		}
+		if err := os.MkdirAll("reports/out", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyTo(t, filepath.Join(wd, "../../testdata/ginkgo-basic.xml"), "reports/out/junit-kafka.xml")
+		o.Reset()
+		if code := run(nil, &o, &e); code != 0 || !strings.Contains(o.String(), "wrote reports/out/compare.html") {
+			t.Errorf("exit %d\n%s%s", code, o.String(), e.String())
+		}
+	})
+}
