@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,11 +119,17 @@ func configErr(err error, extra map[string]string) error {
 	return fmt.Errorf("kafka client: %w", err)
 }
 
+// logWriter is where librdkafka's logs go: Config.Log; without one, stderr when debug contexts
+// were asked for (asking for KAFKA_DEBUG and seeing nothing helps nobody), else nowhere.
 func (b *Backend) logWriter() io.Writer {
-	if b.cfg.Log == nil {
+	switch {
+	case b.cfg.Log != nil:
+		return b.cfg.Log
+	case b.cfg.Kafka.Debug != "":
+		return os.Stderr
+	default:
 		return io.Discard
 	}
-	return b.cfg.Log
 }
 
 // drainLogs writes librdkafka's log lines (debug contexts included) to the configured writer.
