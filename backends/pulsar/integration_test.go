@@ -106,12 +106,8 @@ func TestIntegrationRoundTripEveryClass(t *testing.T) {
 				if err != nil {
 					t.Fatalf("retention: %v", err)
 				}
-				want := time.Duration(0)
-				if class == backends.ClassFlow || allPers {
-					want = class.DefaultRetention()
-				}
-				if ret != want {
-					t.Fatalf("retention: got %v want %v", ret, want)
+				if want := class.DefaultRetention(); ret != want {
+					t.Fatalf("retention: got %v want %v", ret, class.DefaultRetention())
 				}
 			})
 		}

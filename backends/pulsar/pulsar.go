@@ -10,8 +10,8 @@
 // Non-persistent topics keep nothing: a message goes only to consumers connected (with free
 // permits) when it arrives, and the broker knows the topic only while it is loaded. So, for
 // them, CreateTopic loads the topic, TopicExists reports whether it is loaded, DeleteTopic
-// unloads it (disconnecting its clients), Retention is 0, and redelivery and replay are
-// declared unsupported (see Unsupported).
+// unloads it (disconnecting its clients), Retention reads back the class's policy (which has
+// nothing to act on), and redelivery and replay are declared unsupported (see Unsupported).
 package pulsar
 
 import (
@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -154,8 +155,8 @@ func (b *Backend) Name() string { return b.name }
 // backend claims the whole contract.
 func (b *Backend) Unsupported() map[backends.Capability]string {
 	out := map[backends.Capability]string{
-		backends.CapRetentionExpiry: "Pulsar retention is set in whole minutes and the broker trims only whole, " +
-			"rolled-over ledgers, so a seconds-scale retention expiry cannot be observed",
+		backends.CapRetentionExpiry: "Pulsar sets retention in whole minutes and deletes only whole, closed ledgers; " +
+			"a topic that keeps being written keeps its open ledger, so a seconds-scale retention never visibly expires",
 	}
 	if !b.allPers {
 		out[backends.CapTransientRedelivery] = "request, response and notify map to non-persistent:// topics (TrustGraph's mapping): " +
@@ -283,8 +284,8 @@ func retentionMinutes(d time.Duration) int {
 	return int(m)
 }
 
-// CreateTopic creates a non-partitioned topic. A persistent topic this call created gets a
-// topic-level retention policy (the class's, or the WithRetention override): topic-level rather
+// CreateTopic creates a non-partitioned topic. A topic this call created gets a topic-level
+// retention policy (the class's, or the WithRetention override): topic-level rather
 // than only namespace-level because the override is per topic and because it is then read back
 // per topic (T1) and dropped with the topic. An existing topic is left as it is.
 func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
@@ -307,10 +308,24 @@ func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backen
 	if err != nil {
 		return fmt.Errorf("pulsar: create topic %s: %w", r.fullName(), err)
 	}
-	if created && r.persistent {
-		if err := b.admin.setTopicRetention(ctx, r, retentionMinutes(settings.Retention)); err != nil {
-			return fmt.Errorf("pulsar: set retention of %s: %w", r.fullName(), err)
+	if !created {
+		return nil
+	}
+	want := retentionMinutes(settings.Retention)
+	err = b.admin.setTopicRetention(ctx, r, want)
+	if statusOf(err) == http.StatusMethodNotAllowed {
+		// The broker runs with topicLevelPoliciesEnabled=false: the namespace policy (set
+		// when this backend created the namespace) is all there is; fine if it is the same.
+		p, rerr := b.admin.topicRetention(ctx, r)
+		if rerr == nil && p.RetentionTimeInMinutes == want {
+			return nil
 		}
+		return fmt.Errorf("pulsar: set retention of %s to %d min: topic-level policies are disabled on the broker "+
+			"and the namespace retention is %d min (enable topicLevelPoliciesEnabled or set the namespace retention): %w",
+			r.fullName(), want, p.RetentionTimeInMinutes, err)
+	}
+	if err != nil {
+		return fmt.Errorf("pulsar: set retention of %s: %w", r.fullName(), err)
 	}
 	return nil
 }
@@ -354,7 +369,9 @@ func (b *Backend) TopicExists(ctx context.Context, topic string) (bool, error) {
 }
 
 // Retention reads the retention in force from the broker (topic policy, else namespace policy,
-// else broker default). Non-persistent topics retain nothing, so their retention is 0.
+// else broker default). For a non-persistent topic this is the policy the backend set (the
+// class's), which the broker reports but has nothing to apply to: such a topic stores no
+// message, which Unsupported declares (CapTransientReplay, CapTransientRedelivery).
 func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, error) {
 	if err := b.checkOpen("retention"); err != nil {
 		return 0, err
@@ -366,9 +383,6 @@ func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, e
 	p, err := b.admin.topicRetention(ctx, r)
 	if err != nil {
 		return 0, fmt.Errorf("pulsar: retention of %s: %w", r.fullName(), err)
-	}
-	if !r.persistent {
-		return 0, nil
 	}
 	if p.RetentionTimeInMinutes < 0 {
 		return time.Duration(1<<63 - 1), nil // infinite
