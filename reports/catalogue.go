@@ -56,7 +56,13 @@ func ScanSpecs(dir string) ([]Behaviour, []string, error) {
 			endsAt[fset.Position(cg.End()).Line] = cg
 		}
 		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(dir)), filepath.Base(p)))
+		var stack []ast.Node // enclosing nodes, for the labels of enclosing containers
 		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			stack = append(stack, n)
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) == 0 {
 				return true
@@ -75,7 +81,7 @@ func ScanSpecs(dir string) ([]Behaviour, []string, error) {
 			}
 			pos := fset.Position(call.Pos())
 			b := Behaviour{ID: m[1], Title: strings.TrimSpace(text[len(m[0]):]), File: rel, Line: pos.Line,
-				Area: strings.TrimSuffix(filepath.Base(p), ".go"), Labels: callLabels(call)}
+				Area: strings.TrimSuffix(filepath.Base(p), ".go"), Labels: stackLabels(stack)}
 			cg := endsAt[pos.Line-1]
 			if cg == nil || !strings.HasPrefix(cg.List[0].Text, "// MUST ") {
 				problems = append(problems, fmt.Sprintf("%s:%d: spec [%s] has no \"// MUST \" comment directly above it", rel, pos.Line, b.ID))
@@ -109,10 +115,28 @@ func mustText(cg *ast.CommentGroup) string {
 	return strings.Join(parts, " ")
 }
 
-// callLabels finds Label("a", "b") arguments of a spec call.
+// stackLabels collects the Label(...) arguments of the spec call and of every enclosing call
+// (Describe containers), outermost first, without duplicates.
+func stackLabels(stack []ast.Node) []string {
+	var labels []string
+	seen := map[string]bool{}
+	for _, n := range stack {
+		if call, ok := n.(*ast.CallExpr); ok {
+			for _, l := range callLabels(call) {
+				if !seen[l] {
+					seen[l] = true
+					labels = append(labels, l)
+				}
+			}
+		}
+	}
+	return labels
+}
+
+// callLabels finds Label("a", "b") arguments of a call.
 func callLabels(call *ast.CallExpr) []string {
 	var labels []string
-	for _, a := range call.Args[1:] {
+	for _, a := range call.Args {
 		c, ok := a.(*ast.CallExpr)
 		if !ok {
 			continue

@@ -23,9 +23,9 @@ func TestScanSpecs(t *testing.T) {
 			Must: "MUST deliver a message sent immediately after Consumer() returns, for every class, with initial position latest and no sleep anywhere."},
 		{ID: "D7", Title: "bounded receive", Area: "delivery",
 			Must: "MUST end Receive on an empty topic at its deadline with a timeout error."},
-		{ID: "G1", Title: "competing consumers", Area: "groups",
+		{ID: "G1", Title: "competing consumers", Area: "groups", Labels: []string{"groups"},
 			Must: "MUST give each message to exactly one of N consumers on one shared subscription."},
-		{ID: "G10", Title: "fan-out ordering check", Area: "groups", Labels: []string{"slow"},
+		{ID: "G10", Title: "fan-out ordering check", Area: "groups", Labels: []string{"groups", "slow"},
 			Must: "MUST give every message to each of K unique subscribers."},
 	}
 	if len(bs) != len(want) {

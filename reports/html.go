@@ -28,6 +28,7 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 	}
 	type backendView struct {
 		Label, Provider, Broker, Startup, Suite, Counts string
+		Description, ProviderWhy                        string
 		Reference                                       bool
 		Settings                                        []string
 		Files                                           []string
@@ -45,6 +46,10 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 			Suite: fmtSeconds(b.SuiteSeconds), Counts: b.countsText(), Reference: b.Reference(),
 			Settings: b.Meta.SettingsList(), Files: b.Files, Setup: b.Setup,
 		})
+		if b.Meta != nil {
+			data.Backends[len(data.Backends)-1].Description = b.Meta.Description
+			data.Backends[len(data.Backends)-1].ProviderWhy = b.Meta.ProviderWhy
+		}
 	}
 	for _, r := range m.Rows {
 		rv := rowView{Key: r.Key, ID: r.ID, Title: r.Title, Labels: r.Labels}
@@ -127,9 +132,9 @@ ul.entries { margin: .2em 0; padding-left: 1.2em; }
 <thead><tr><th>Backend</th><th>Provider</th><th>Broker</th><th>Broker startup</th><th>Suite time</th><th>Results</th><th>Settings</th></tr></thead>
 <tbody>
 {{range .Backends}}<tr data-backend="{{.Label}}">
-<td{{if .Reference}} class="reference"{{end}}><b>{{.Label}}</b>{{if .Reference}}<span class="refnote">reference backend - not a conformance result</span>{{end}}</td>
-<td>{{.Provider}}</td><td>{{.Broker}}</td><td>{{.Startup}}</td><td>{{.Suite}}</td><td>{{.Counts}}
-{{range .Setup}}{{if eq (lower .Status) "fail"}}<span class="setup-fail">{{.NodeType}} failed: {{.Message}}</span>{{end}}{{end}}</td>
+<td{{if .Reference}} class="reference"{{end}}><b>{{.Label}}</b>{{if .Reference}}<span class="refnote">reference backend - not a conformance result</span>{{end}}{{if .Description}}<span class="labels">{{.Description}}</span>{{end}}</td>
+<td>{{.Provider}}{{if .ProviderWhy}}<span class="labels">{{.ProviderWhy}}</span>{{end}}</td><td>{{.Broker}}</td><td>{{.Startup}}</td><td>{{.Suite}}</td><td>{{.Counts}}
+{{range .Setup}}{{if eq (lower .Status) "fail"}}<span class="setup-fail">{{.SetupName}} failed: {{.Message}}</span>{{end}}{{end}}</td>
 <td>{{range .Settings}}<code>{{.}}</code><br>{{end}}</td>
 </tr>
 {{end}}</tbody>

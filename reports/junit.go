@@ -231,12 +231,17 @@ func toCase(x xmlCase) Case {
 		c.Setup = m[1] != "It"
 		rest = rest[len(m[0]):]
 	}
+	if rest == "" {
+		// Ginkgo with OmitLeafNodeType writes suite nodes (BeforeSuite, AfterSuite, ...) with
+		// an empty name: a spec always has text.
+		c.Setup = true
+	}
 	if loc := idPattern.FindStringSubmatchIndex(rest); loc != nil && !c.Setup {
 		c.ID = rest[loc[2]:loc[3]]
 		c.Container = strings.TrimSpace(rest[:loc[0]])
 		rest = strings.TrimSpace(rest[loc[1]:])
 	}
-	if c.NodeType != "" {
+	if c.NodeType != "" || c.ID != "" {
 		// Ginkgo appends labels (and semver constraints) as trailing bracket groups.
 		var groups []string
 		for {
@@ -256,7 +261,7 @@ func toCase(x xmlCase) Case {
 		}
 	}
 	c.Text = strings.TrimSpace(rest)
-	if c.Text == "" && c.ID == "" && c.NodeType == "" {
+	if c.Text == "" && c.ID == "" && !c.Setup {
 		c.Text = x.Classname
 	}
 

@@ -3,6 +3,7 @@ package reports
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +240,56 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The harness's suite writes JUnit with OmitLeafNodeType: no "[It]", and suite nodes with an
+// empty name. Same results as the default format, and a failed BeforeSuite still means every
+// spec is not run.
+func TestParseJUnitOmittedNodeTypes(t *testing.T) {
+	withTypes, err := ReadRun("testdata/ginkgo-basic.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := ReadRun("testdata/ginkgo-omit-nodetype.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarise := func(r *Run) string {
+		var parts []string
+		for _, c := range r.Cases {
+			if c.Setup {
+				parts = append(parts, "setup:"+string(c.Status))
+				continue
+			}
+			parts = append(parts, c.ID+"|"+c.Container+"|"+c.Text+"|"+strings.Join(c.Labels, ",")+"|"+string(c.Status)+"|"+c.Message)
+		}
+		return strings.Join(parts, "\n")
+	}
+	a := summarise(withTypes)
+	// The variant holds the ReportAfterSuite run as well, the default one does not; compare specs.
+	b := strings.Replace(summarise(without), "setup:fail\n", "", 1)
+	b = strings.Replace(b, "setup:pass\n", "", 1)
+	a = strings.Replace(a, "setup:pass\n", "", 1)
+	secs := regexp.MustCompile(`\d+\.\d+s`) // the fixtures come from two runs
+	a, b = secs.ReplaceAllString(a, "Ns"), secs.ReplaceAllString(b, "Ns")
+	if a != b {
+		t.Errorf("with node types:\n%s\nwithout:\n%s", a, b)
+	}
+
+	broken, err := ReadRun("testdata/ginkgo-omit-nodetype-beforesuite-failed.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build([]*Run{broken}, "D1")
+	be := m.Backends[0]
+	if !strings.Contains(be.SetupFailure, "suite setup failed: start broker: kafka not ready") {
+		t.Errorf("setup failure %q", be.SetupFailure)
+	}
+	if c := m.Cell("D1", be.Label); c.Status != NotRun || !strings.Contains(c.Message, "start broker") {
+		t.Errorf("D1 %+v", c)
+	}
+	if len(m.Rows) != 1 {
+		t.Errorf("suite nodes must not become rows: %d rows", len(m.Rows))
 	}
 }

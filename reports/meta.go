@@ -13,7 +13,9 @@ import (
 // The suite writes it once per backend run; this package only reads it.
 type Meta struct {
 	Backend       string             `json:"backend"`
+	Description   string             `json:"description"`   // what the backend is (e.g. a known-bad variant)
 	Provider      string             `json:"provider"`      // local, container, external
+	ProviderWhy   string             `json:"providerWhy"`   // why auto chose that provider
 	BrokerVersion string             `json:"brokerVersion"` // e.g. "kafka 4.1.0"
 	BrokerStartup map[string]float64 `json:"-"`             // seconds until ready, per broker
 	Settings      map[string]any     `json:"settings"`

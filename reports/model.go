@@ -97,12 +97,20 @@ func Build(runs []*Run, extraIDs ...string) *Matrix {
 		} else {
 			b.SuiteSeconds += run.SuiteSeconds
 		}
+		specs := 0
+		for _, c := range run.Cases {
+			if !c.Setup {
+				specs++
+			}
+		}
 		for _, c := range run.Cases {
 			if c.Setup {
 				b.Setup = append(b.Setup, c)
+				// A failed BeforeSuite means Ginkgo ran no spec. Without node types in the
+				// names (OmitLeafNodeType) the sign is the same: a failed suite node and no spec.
 				if c.Status == Fail && b.SetupFailure == "" &&
-					(c.NodeType == "BeforeSuite" || c.NodeType == "SynchronizedBeforeSuite") {
-					b.SetupFailure = c.NodeType + " failed: " + c.Message
+					(c.NodeType == "BeforeSuite" || c.NodeType == "SynchronizedBeforeSuite" || specs == 0) {
+					b.SetupFailure = c.SetupName() + " failed: " + c.Message
 				}
 				continue
 			}
@@ -189,7 +197,8 @@ func titleAndLabels(cs []Case) (string, []string) {
 	for _, c := range cs {
 		texts = append(texts, strings.Fields(c.Text))
 		for _, l := range c.Labels {
-			if !seen[l] {
+			// The suite labels each spec with its backend; in a matrix the column says that.
+			if !seen[l] && !strings.HasPrefix(l, "backend:") {
 				seen[l] = true
 				labels = append(labels, l)
 			}
@@ -311,4 +320,13 @@ func fmtSeconds(s float64) string {
 		return ""
 	}
 	return fmtDuration(time.Duration(s * float64(time.Second)))
+}
+
+// SetupName names a suite node for people: its Ginkgo node type, or "suite setup" when the
+// report omitted node types.
+func (c Case) SetupName() string {
+	if c.NodeType != "" {
+		return c.NodeType
+	}
+	return "suite setup"
 }

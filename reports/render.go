@@ -89,7 +89,7 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	for _, b := range m.Backends {
 		for _, s := range b.Setup {
 			if s.Status == Fail {
-				setup = append(setup, fmt.Sprintf("- **%s** %s failed: %s", mdEscape(b.Label), s.NodeType, mdEscape(s.Message)))
+				setup = append(setup, fmt.Sprintf("- **%s** %s failed: %s", mdEscape(b.Label), s.SetupName(), mdEscape(s.Message)))
 			}
 		}
 	}
@@ -255,7 +255,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		sb.WriteString(truncate(line, width) + "\n")
 		for _, s := range b.Setup {
 			if s.Status == Fail {
-				sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.NodeType, s.Message), width) + "\n")
+				sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.SetupName(), s.Message), width) + "\n")
 			}
 		}
 	}

@@ -5,7 +5,9 @@
 //	go test ./reports/testdata/ginkgosuite -ginkgo.junit-report=$PWD/reports/testdata/ginkgo-basic.xml
 //	FIXTURE_FAIL_BEFORE_SUITE=1 go test ./reports/testdata/ginkgosuite -ginkgo.junit-report=$PWD/reports/testdata/ginkgo-beforesuite-failed.xml
 //
-// Both runs exit non-zero on purpose: the fixtures need failures.
+// Both runs exit non-zero on purpose: the fixtures need failures. With FIXTURE_OMIT_NODE_TYPE=<file>
+// a ReportAfterSuite also writes the JUnit variant the harness's suite writes (leaf node types
+// omitted, so suite nodes have empty names): ginkgo-omit-nodetype*.xml.
 package ginkgosuite
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/reporters"
 	. "github.com/onsi/gomega"
 )
 
@@ -26,6 +29,13 @@ func TestFixture(t *testing.T) {
 var _ = BeforeSuite(func() {
 	if os.Getenv("FIXTURE_FAIL_BEFORE_SUITE") != "" {
 		Fail("start broker: kafka not ready after 90s: connection refused\nlog tail: ...")
+	}
+})
+
+var _ = ReportAfterSuite("omit node type variant", func(r Report) {
+	if p := os.Getenv("FIXTURE_OMIT_NODE_TYPE"); p != "" {
+		err := reporters.GenerateJUnitReportWithConfig(r, p, reporters.JunitReportConfig{OmitLeafNodeType: true})
+		Expect(err).NotTo(HaveOccurred())
 	}
 })
 
