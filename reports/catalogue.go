@@ -209,3 +209,42 @@ func CheckCatalogue(specDir, path string) error {
 	}
 	return errors.Join(errs...)
 }
+
+var catalogueRow = regexp.MustCompile(`^\| ([A-Z]\d+) \| (.*)$`)
+
+// ReadCatalogueTitles reads the ID and behaviour title of every row of a generated catalogue
+// file, so the matrix can name DescribeTable rows exactly and list behaviours no run reported.
+func ReadCatalogueTitles(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read catalogue: %w", err)
+	}
+	titles := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		m := catalogueRow.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		// The title ends at the first pipe that mdEscape did not escape.
+		rest := m[2]
+		end := 0
+		for end < len(rest) && (rest[end] != '|' || (end > 0 && rest[end-1] == '\\')) {
+			end++
+		}
+		titles[m[1]] = strings.ReplaceAll(strings.TrimSpace(rest[:end]), `\|`, "|")
+	}
+	return titles, nil
+}
+
+// sortedIDs returns the keys of a title map in catalogue order.
+func sortedIDs(titles map[string]string) []string {
+	ids := make([]string, 0, len(titles))
+	for id := range titles {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return IDLess(ids[i], ids[j]) })
+	return ids
+}
+
+// CatalogueIDs returns the catalogue's IDs in catalogue order, for Build's extra rows.
+func CatalogueIDs(titles map[string]string) []string { return sortedIDs(titles) }

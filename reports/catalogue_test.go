@@ -102,3 +102,36 @@ func TestCheckCatalogue(t *testing.T) {
 		t.Errorf("bad specs: %v", err)
 	}
 }
+
+func TestCatalogueTitlesRoundTrip(t *testing.T) {
+	bs := []Behaviour{
+		{ID: "D2", Title: "a message sent right after Consumer() returns is delivered", Area: "delivery", Must: "MUST x"},
+		{ID: "L4", Title: "pipes | in titles survive", Area: "lifecycle", Must: "MUST y | z", Labels: []string{"a"}},
+	}
+	path := filepath.Join(t.TempDir(), "catalogue.md")
+	writeFile(t, path, string(CatalogueMarkdown(bs)))
+	titles, err := ReadCatalogueTitles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(titles) != 2 || titles["D2"] != bs[0].Title || titles["L4"] != bs[1].Title {
+		t.Errorf("titles %q", titles)
+	}
+	if got := strings.Join(CatalogueIDs(titles), ","); got != "D2,L4" {
+		t.Errorf("ids %s", got)
+	}
+	// A table's row takes the catalogue title instead of the entries' common words.
+	m := fixtureMatrix(t, CatalogueIDs(titles)...)
+	m.ApplyTitles(map[string]string{"D7": "Receive is bounded"})
+	for _, r := range m.Rows {
+		if r.Key == "D7" && r.Title != "Receive is bounded" {
+			t.Errorf("D7 title %q", r.Title)
+		}
+		if r.Key == "L4" && r.Cells[0].Status != NotRun {
+			t.Errorf("catalogue-only row should be not run: %+v", r.Cells[0])
+		}
+	}
+	if _, err := ReadCatalogueTitles(filepath.Join(t.TempDir(), "none.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -330,3 +330,13 @@ func (c Case) SetupName() string {
 	}
 	return "suite setup"
 }
+
+// ApplyTitles names rows after the catalogue: a DescribeTable's entries share words that are
+// not part of its text ("class flow", "class request"), so the catalogue knows better.
+func (m *Matrix) ApplyTitles(titles map[string]string) {
+	for _, r := range m.Rows {
+		if t, ok := titles[r.ID]; ok && t != "" {
+			r.Title = t
+		}
+	}
+}

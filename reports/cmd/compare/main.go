@@ -1,7 +1,7 @@
 // Command compare renders the behaviour x backend matrix from JUnit files and, with -gate,
 // fails a pipeline on anything worse than the accepted baseline.
 //
-//	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [FILE...]
+//	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [-catalogue reports/catalogue.md] [FILE...]
 //	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
 //	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
 //
@@ -35,6 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gatePath := fs.String("gate", "", "gate against this baseline file: exit 1 on a new failure, newly skipped or missing spec")
 	backendsFlag := fs.String("backend", "", "comma-separated backends to gate (default: all in the baseline and the reports)")
 	writeBaseline := fs.String("write-baseline", "", "write the current results as the accepted baseline to this file (keeps notes)")
+	cataloguePath := fs.String("catalogue", "reports/catalogue.md", "behaviour titles and the full list of IDs (rows no run reported show as not run); \"\" to skip")
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	fs.Usage = func() {
@@ -88,7 +89,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if baseline != nil {
 		extra = baseline.IDs()
 	}
+	var titles map[string]string
+	if *cataloguePath != "" {
+		t, err := reports.ReadCatalogueTitles(*cataloguePath)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && !flagSet(fs, "catalogue"):
+			// Foreign JUnit in another checkout: no catalogue, no problem.
+		case err != nil:
+			return fail(err)
+		default:
+			titles = t
+			extra = append(extra, reports.CatalogueIDs(t)...)
+		}
+	}
 	m := reports.Build(runs, extra...)
+	m.ApplyTitles(titles)
 	opts := reports.Options{Baseline: baseline, Color: useColour}
 
 	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
@@ -158,4 +173,10 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
