@@ -1,0 +1,116 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+func acks(env *Env) {
+	Describe("ack and nack", Label("acks"), func() {
+		var b backends.Backend
+		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
+
+		// MUST deliver a nacked message again, with the same payload and properties, within a
+		// bounded delay (other messages may come first; Kafka-style seek-back duplicates of
+		// later messages are allowed).
+		DescribeTable("[A1] a nacked message is delivered again",
+			func(ctx SpecContext, cl backends.Class) {
+				needForClass(b, cl, backends.CapTransientRedelivery)
+				topic := newTopic(cl, "a1")
+				c := subscribe(ctx, b, topic, unique("a1"), backends.WithMode(backends.Shared))
+				sent := backends.Message{Payload: []byte("a1-nack-me"), Properties: map[string]string{"p": "ü", "n": "1"}}
+				sendAll(ctx, produce(ctx, b, topic), sent)
+				r := receiveN(ctx, c, 1, arriveWithin, keep)
+				Expect(r.Got).To(HaveLen(1), "expected the message before nacking it; %s", r.describe())
+				nacked := time.Now()
+				nctx, cancel := context.WithTimeout(ctx, callWithin)
+				Expect(c.Nack(nctx, r.Got[0])).To(Succeed(), "nack")
+				cancel()
+				again := receivePayload(ctx, c, "a1-nack-me", redeliverWithin, ack)
+				Expect(contains(again.Got, "a1-nack-me")).To(BeTrue(),
+					"%s: nacked message was not delivered again within %s of the nack; %s", cl, redeliverWithin, again.describe())
+				d := again.Got[len(again.Got)-1]
+				Expect(sameProps(d.Properties, sent.Properties)).To(BeTrue(),
+					"redelivered properties differ: sent %v, got %v (after %s)", sent.Properties, d.Properties, since(nacked))
+			},
+			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
+			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
+		)
+
+		// MUST acknowledge only the acked message: receive m1 and m2, ack m1 only, close,
+		// reopen the subscription -> m2 is delivered again and m1 is not.
+		It("[A2] ack acknowledges nothing after it", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "a2")
+			sub := unique("a2")
+			c := subscribe(ctx, b, topic, sub)
+			sendAll(ctx, produce(ctx, b, topic), batch("a2", 2)...)
+			r := receiveN(ctx, c, 2, arriveWithin, keep)
+			Expect(payloads(r.Got)).To(Equal([]string{"a2-0", "a2-1"}), "expected m1 and m2 in order; %s", r.describe())
+			Expect(c.Ack(ctx, r.Got[0])).To(Succeed(), "ack m1")
+			closeNow(ctx, c)
+			c2 := subscribe(ctx, b, topic, sub)
+			again := receivePayload(ctx, c2, "a2-1", redeliverWithin, ack)
+			Expect(contains(again.Got, "a2-1")).To(BeTrue(),
+				"unacked m2 (a2-1) must come again after reopen (only m1 was acked); %s", again.describe())
+			Expect(contains(again.Got, "a2-0")).To(BeFalse(),
+				"acked m1 (a2-0) came again after reopen; %s", again.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST redeliver a received but unacknowledged message after its consumer closed and
+		// the subscription was reopened.
+		It("[A3] an unacked message is redelivered after close and reopen", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "a3")
+			sub := unique("a3")
+			c := subscribe(ctx, b, topic, sub)
+			sendAll(ctx, produce(ctx, b, topic), msg("a3", 0))
+			r := receiveN(ctx, c, 1, arriveWithin, keep)
+			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
+			closeNow(ctx, c)
+			c2 := subscribe(ctx, b, topic, sub)
+			again := receivePayload(ctx, c2, "a3-0", redeliverWithin, ack)
+			Expect(contains(again.Got, "a3-0")).To(BeTrue(),
+				"received-but-unacked a3-0 must be delivered again after close + reopen; %s", again.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST NOT redeliver acknowledged messages after the consumer closed and the
+		// subscription was reopened.
+		It("[A4] acked messages are not redelivered after close and reopen", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "a4")
+			sub := unique("a4")
+			c := subscribe(ctx, b, topic, sub)
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, batch("a4", 3)...)
+			r := receiveN(ctx, c, 3, arriveWithin, ack)
+			Expect(r.Got).To(HaveLen(3), "expected 3 messages; %s", r.describe())
+			closeNow(ctx, c)
+			c2 := subscribe(ctx, b, topic, sub)
+			sendAll(ctx, p, msg("a4-marker", 0))
+			after := receivePayload(ctx, c2, "a4-marker-0", redeliverWithin, ack)
+			Expect(contains(after.Got, "a4-marker-0")).To(BeTrue(), "the marker sent after reopen must arrive; %s", after.describe())
+			Expect(payloads(after.Got)).To(Equal([]string{"a4-marker-0"}),
+				"acked a4-0..a4-2 must not come again after reopen; %s", after.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST stop redelivering a message once it was nacked and then acked.
+		It("[A5] nack then ack: no further redelivery", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "a5")
+			c := subscribe(ctx, b, topic, unique("a5"))
+			sendAll(ctx, produce(ctx, b, topic), msg("a5", 0))
+			r := receiveN(ctx, c, 1, arriveWithin, keep)
+			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
+			Expect(c.Nack(ctx, r.Got[0])).To(Succeed(), "nack")
+			again := receivePayload(ctx, c, "a5-0", redeliverWithin, ack) // acks the redelivery
+			Expect(contains(again.Got, "a5-0")).To(BeTrue(), "nacked a5-0 must come again; %s", again.describe())
+			quiet := receiveFor(ctx, c, quietFor*2, ack)
+			Expect(contains(quiet.Got, "a5-0")).To(BeFalse(),
+				"a5-0 was acked after its redelivery but came again within %s; %s", quietFor*2, quiet.describe())
+		}, SpecTimeout(specTimeout))
+	})
+}

@@ -1,0 +1,34 @@
+package specs
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+)
+
+// Conformance declares the whole catalogue for env's backend. Call it once per backend at tree
+// construction time (var _ = specs.Conformance(env)); env's functions are used only when specs
+// run. It returns true so it can initialise a package-level var.
+func Conformance(env *Env) bool {
+	Describe(fmt.Sprintf("pub/sub conformance of %s", env.Backend), Label("backend:"+env.Backend), func() {
+		// Why: a failed spec is diagnosed from the broker side too; attach the log tail.
+		AfterEach(func(_ SpecContext) {
+			if !CurrentSpecReport().Failed() || env.BrokerLog == nil {
+				return
+			}
+			if tail := env.BrokerLog(); tail != "" {
+				AddReportEntry("broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
+			}
+		}, NodeTimeout(10*time.Second))
+
+		delivery(env)
+		groups(env)
+		acks(env)
+		restart(env)
+		retention(env)
+		lifecycle(env)
+		security(env)
+	})
+	return true
+}

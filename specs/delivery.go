@@ -1,0 +1,191 @@
+package specs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+func delivery(env *Env) {
+	Describe("delivery", Label("delivery"), func() {
+		var b backends.Backend
+		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
+
+		// MUST deliver payload bytes and properties intact: arbitrary bytes, unicode keys and
+		// values, an empty property value, and nil / empty property maps (which are equal).
+		It("[D1] payload bytes and properties arrive intact", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "d1")
+			c := subscribe(ctx, b, topic, unique("d1"))
+			p := produce(ctx, b, topic)
+			all := make([]byte, 256)
+			for i := range all {
+				all[i] = byte(i)
+			}
+			sent := []backends.Message{
+				{Payload: all, Properties: map[string]string{"unicode-ключ": "héllo ✓ 世界 🚀", "empty": "", "k": "v"}},
+				{Payload: []byte("nil properties"), Properties: nil},
+				{Payload: []byte("empty properties"), Properties: map[string]string{}},
+				{Payload: []byte("ünïcödé payload ✓"), Properties: map[string]string{"a": "1", "b": "2"}},
+			}
+			sendAll(ctx, p, sent...)
+			r := receiveN(ctx, c, len(sent), arriveWithin, ack)
+			Expect(r.Got).To(HaveLen(len(sent)), "expected the %d sent messages; %s", len(sent), r.describe())
+			for i, m := range sent {
+				d := r.Got[i]
+				Expect(bytes.Equal(d.Payload, m.Payload)).To(BeTrue(),
+					"message %d: payload changed in transit: sent %d bytes %q, received %d bytes %q", i, len(m.Payload), m.Payload, len(d.Payload), d.Payload)
+				Expect(sameProps(d.Properties, m.Properties)).To(BeTrue(),
+					"message %d: properties changed in transit: sent %v, received %v", i, m.Properties, d.Properties)
+				Expect(d.Topic).To(Equal(topic), "message %d: Delivery.Topic", i)
+			}
+		}, SpecTimeout(specTimeout))
+
+		// MUST deliver a message sent immediately after Consumer() returned, for every class,
+		// with initial position latest and no waiting of any kind: Consumer returns only when
+		// the subscription is live.
+		DescribeTable("[D2] a message sent right after Consumer() returns is delivered",
+			func(ctx SpecContext, cl backends.Class) {
+				topic := newTopic(cl, "d2")
+				p := produce(ctx, b, topic)
+				// Three fresh subscriptions: a race between "returned" and "live" shows up
+				// more reliably than with one.
+				for round := range 3 {
+					c := subscribe(ctx, b, topic, unique("d2"), backends.WithPosition(backends.Latest))
+					returned := time.Now()
+					m := msg(fmt.Sprintf("d2-round%d", round), 0)
+					sendAll(ctx, p, m)
+					sentAfter := since(returned)
+					r := receivePayload(ctx, c, string(m.Payload), arriveWithin, ack)
+					Expect(contains(r.Got, string(m.Payload))).To(BeTrue(),
+						"%s message sent %s after Consumer() returned did not arrive within %s (round %d); %s",
+						cl, sentAfter, arriveWithin, round, r.describe())
+					closeNow(ctx, c)
+				}
+			},
+			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
+			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassResponse, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassNotify, SpecTimeout(specTimeout)),
+		)
+
+		// MUST deliver every one of 1,000 messages sent concurrently: none missing, and none
+		// duplicated in steady state (one consumer, nothing nacked, no restart).
+		It("[D3] 1,000 concurrently sent messages all arrive exactly once", func(ctx SpecContext) {
+			const n, senders = 1000, 8
+			topic := newTopic(backends.ClassFlow, "d3")
+			c := subscribe(ctx, b, topic, unique("d3"))
+			p := produce(ctx, b, topic)
+			want := msgPayloads(batch("d3", n))
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for s := range senders {
+				wg.Go(func() {
+					for i := s; i < n; i += senders {
+						sctx, cancel := context.WithTimeout(ctx, callWithin)
+						if err := p.Send(sctx, msg("d3", i)); err != nil {
+							errs <- fmt.Errorf("send d3-%d: %w", i, err)
+						}
+						cancel()
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			Expect(errors.Join(collect(errs)...)).NotTo(HaveOccurred(), "concurrent sends")
+			r := receiveN(ctx, c, n, 60*time.Second, ack)
+			// A short extra window catches duplicates that trail the last new message.
+			r2 := receiveFor(ctx, c, quietFor, ack)
+			got := counts(append(r.Got, r2.Got...))
+			Expect(missing(want, got)).To(BeEmpty(), "expected all %d messages; %s", n, r.describe())
+			Expect(duplicated(got)).To(BeEmpty(), "expected no duplicates in steady state; %d deliveries for %d messages", len(r.Got)+len(r2.Got), n)
+		}, SpecTimeout(3*time.Minute))
+
+		// MUST deliver the messages of one producer to one consumer in send order.
+		It("[D4] one producer, one consumer: send order is kept", func(ctx SpecContext) {
+			const n = 200
+			topic := newTopic(backends.ClassFlow, "d4")
+			c := subscribe(ctx, b, topic, unique("d4"))
+			p := produce(ctx, b, topic)
+			sent := batch("d4", n)
+			sendAll(ctx, p, sent...)
+			r := receiveN(ctx, c, n, 60*time.Second, ack)
+			Expect(payloads(r.Got)).To(Equal(msgPayloads(sent)), "expected %d messages in send order; %s", n, r.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST round-trip a 5 MiB payload byte for byte.
+		It("[D5] a 5 MiB payload round-trips", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "d5")
+			c := subscribe(ctx, b, topic, unique("d5"))
+			p := produce(ctx, b, topic)
+			big := make([]byte, 5<<20)
+			_, _ = rand.Read(big)
+			sendAll(ctx, p, backends.Message{Payload: big, Properties: map[string]string{"size": "5MiB"}})
+			r := receiveN(ctx, c, 1, arriveWithin*2, ack)
+			Expect(r.Got).To(HaveLen(1), "expected the 5 MiB message; %d arrived within %s (%v)", len(r.Got), r.Waited, r.LastErr)
+			Expect(len(r.Got[0].Payload)).To(Equal(len(big)), "payload size")
+			Expect(bytes.Equal(r.Got[0].Payload, big)).To(BeTrue(), "5 MiB payload bytes differ after the round trip")
+		}, SpecTimeout(specTimeout))
+
+		// MUST keep a message once Send returned: after Send returned and the producer was
+		// closed, a later earliest subscriber (another client) receives it (flow class).
+		It("[D6] a confirmed send is there for a later earliest subscriber", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "d6")
+			p, err := b.Producer(ctx, topic)
+			Expect(err).NotTo(HaveOccurred(), "create producer")
+			sendAll(ctx, p, msg("d6", 0))
+			Expect(p.Close(ctx)).To(Succeed(), "close producer")
+			other := open(ctx, env)
+			c := subscribe(ctx, other, topic, unique("d6"), backends.WithPosition(backends.Earliest))
+			r := receiveN(ctx, c, 1, arriveWithin, ack)
+			Expect(payloads(r.Got)).To(Equal([]string{"d6-0"}),
+				"expected the message whose Send returned before the producer closed; %s", r.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST end Receive on an empty topic at its context deadline with an error wrapping
+		// ErrTimeout, and promptly with context.Canceled when its context is cancelled.
+		It("[D7] Receive is bounded by its context (deadline and cancel)", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "d7")
+			c := subscribe(ctx, b, topic, unique("d7"))
+			const deadline, slack = 2 * time.Second, 3 * time.Second
+
+			dctx, cancel := context.WithTimeout(ctx, deadline)
+			start := time.Now()
+			d, err := c.Receive(dctx)
+			took := time.Since(start)
+			cancel()
+			Expect(err).To(HaveOccurred(), "Receive on an empty topic returned a message %q instead of timing out", d.Payload)
+			Expect(isTimeout(err)).To(BeTrue(), "Receive ended with %v after %s; expected an error wrapping backends.ErrTimeout", err, took)
+			Expect(took).To(BeNumerically("<", deadline+slack), "Receive with a %s deadline returned only after %s", deadline, took)
+			Expect(took).To(BeNumerically(">=", deadline-100*time.Millisecond), "Receive returned after %s, before its %s deadline", took, deadline)
+
+			cctx, cancelNow := context.WithCancel(ctx)
+			timer := time.AfterFunc(300*time.Millisecond, cancelNow)
+			defer timer.Stop()
+			start = time.Now()
+			_, err = c.Receive(cctx)
+			took = time.Since(start)
+			cancelNow()
+			Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "Receive after cancel ended with %v; expected context.Canceled", err)
+			Expect(took).To(BeNumerically("<", 300*time.Millisecond+slack), "Receive cancelled at 300ms returned only after %s", took)
+		}, SpecTimeout(time.Minute))
+	})
+}
+
+// collect drains a closed error channel.
+func collect(ch <-chan error) []error {
+	var out []error
+	for err := range ch {
+		out = append(out, err)
+	}
+	return out
+}

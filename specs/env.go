@@ -1,0 +1,104 @@
+// Package specs is the shared behaviour catalogue (D1..S1 of the design): one Ginkgo spec per
+// behaviour, each preceded by a "// MUST ..." comment and named "[ID] ...". Specs talk to the
+// contract in package backends only; everything backend- or broker-specific reaches them through
+// Env, which the suite fills in per backend.
+//
+// Usage, from a suite's test file (at tree-construction time):
+//
+//	var _ = specs.Conformance(env) // env *specs.Env, filled in before specs run
+package specs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Env is what a suite injects for one backend. The suite creates one Env per backend at tree
+// construction time; its functions are called by specs at run time (in setup nodes and Its),
+// possibly from several Ginkgo processes at once, each process with its own Env value.
+// Optional functions may be nil; the specs that need them then skip with a reason.
+type Env struct {
+	// Backend is the registry name of the backend under test ("kafka", "memory", ...).
+	Backend string
+
+	// Open returns a new client (Backend) on the run's shared broker. Called once or more per
+	// spec; the spec closes what it opened (DeferCleanup).
+	Open func(ctx context.Context) (backends.Backend, error)
+
+	// Auth returns clients for an auth-enabled broker (S1), or an error from Unavailable when
+	// the backend/provider cannot do auth here. Called by S1 only; the returned Stop (if
+	// non-nil) is deferred by the spec and releases anything Auth started (a private broker).
+	Auth func(ctx context.Context) (AuthTarget, error)
+
+	// PrivateBroker starts a broker the calling spec owns (R4): it may restart it. The spec
+	// stops it with DeferCleanup(pb.Stop). Unavailable(reason) when impossible (e.g. external
+	// brokers).
+	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
+
+	// CrashConsumer runs a consumer of topic on subscription (initial position earliest)
+	// somewhere it can be killed without any Close (a child process that gets SIGKILL; the
+	// reference backend drops its connection): it receives n messages without acking them,
+	// is killed, and only then does CrashConsumer return what it received. Used by R5.
+	CrashConsumer func(ctx context.Context, topic, subscription string, n int) ([]backends.Delivery, error)
+
+	// RetentionFor is the retention the backend was configured to give class c (T1); nil means
+	// the class default.
+	RetentionFor func(c backends.Class) time.Duration
+
+	// BrokerLog returns the tail of the broker log, attached to failed specs; nil when there
+	// is no broker (memory).
+	BrokerLog func() string
+}
+
+// AuthTarget is an auth-enabled broker and two ways to reach it.
+type AuthTarget struct {
+	// Good opens a Backend with valid credentials; Bad one with wrong credentials. Bad may
+	// itself fail (that must then be an ErrAuth error, quickly).
+	Good func(ctx context.Context) (backends.Backend, error)
+	Bad  func(ctx context.Context) (backends.Backend, error)
+	// Stop releases what Auth started (nil when nothing); called once by the spec's cleanup.
+	Stop func(ctx context.Context) error
+}
+
+// PrivateBroker is a broker owned by one spec.
+type PrivateBroker interface {
+	// Open returns a new client on this broker; the spec closes it.
+	Open(ctx context.Context) (backends.Backend, error)
+	// Restart stops the broker gracefully and starts it again with the same data and ports;
+	// it returns when the broker is ready again.
+	Restart(ctx context.Context) error
+	// Stop stops the broker and removes its data. Idempotent.
+	Stop(ctx context.Context) error
+	// LogTail returns the last lines of this broker's log ("" when none).
+	LogTail() string
+}
+
+// UnavailableError says an Env capability cannot be provided here; specs skip with Reason.
+type UnavailableError struct{ Reason string }
+
+func (e *UnavailableError) Error() string { return "unavailable: " + e.Reason }
+
+// Unavailable returns an error that makes the calling spec skip with reason.
+func Unavailable(format string, args ...any) error {
+	return &UnavailableError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// skipReason reports whether err says "unavailable here", and why.
+func skipReason(err error) (string, bool) {
+	var u *UnavailableError
+	if errors.As(err, &u) {
+		return u.Reason, true
+	}
+	return "", false
+}
+
+func (e *Env) retentionFor(c backends.Class) time.Duration {
+	if e.RetentionFor != nil {
+		return e.RetentionFor(c)
+	}
+	return c.DefaultRetention()
+}

@@ -1,0 +1,185 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+func restart(env *Env) {
+	Describe("flow restart without loss", Label("restart"), func() {
+		var b backends.Backend
+		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
+
+		// MUST keep the subscription when a consumer closes: messages sent while nobody was
+		// connected reach the reopened subscription even with initial position latest
+		// (closing is not unsubscribing).
+		It("[R1] close is not unsubscribe: the gap's messages arrive after reopen", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "r1")
+			sub := unique("r1")
+			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, batch("r1-before", 2)...)
+			r := receiveN(ctx, c, 2, arriveWithin, ack)
+			Expect(r.Got).To(HaveLen(2), "expected the 2 messages sent before the close; %s", r.describe())
+			closeNow(ctx, c)
+			gap := batch("r1-gap", 3)
+			sendAll(ctx, p, gap...)
+			c2 := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
+			after := receiveUntil(ctx, c2, redeliverWithin, ack, func(got []backends.Delivery) bool {
+				return len(missing(msgPayloads(gap), counts(got))) == 0
+			})
+			Expect(missing(msgPayloads(gap), counts(after.Got))).To(BeEmpty(),
+				"messages sent while the subscription had no consumer were lost on reopen with latest; %s", after.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST keep a subscription that never acknowledged anything: subscribe (live), close
+		// before any message, send, reopen with latest -> the messages arrive.
+		It("[R2] a never-acked subscription survives close: reopen with latest gets what was sent meanwhile", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "r2")
+			sub := unique("r2")
+			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
+			closeNow(ctx, c)
+			sent := batch("r2", 3)
+			sendAll(ctx, produce(ctx, b, topic), sent...)
+			c2 := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
+			after := receiveUntil(ctx, c2, redeliverWithin, ack, func(got []backends.Delivery) bool {
+				return len(missing(msgPayloads(sent), counts(got))) == 0
+			})
+			Expect(missing(msgPayloads(sent), counts(after.Got))).To(BeEmpty(),
+				"a subscription created (live) and closed before any message must still exist; %s", after.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST lose nothing across repeated consumer restarts under a steady producer: the
+		// union of what the restarted consumers received is everything sent.
+		It("[R3] repeated restarts under a steady producer lose nothing", func(ctx SpecContext) {
+			const n, restarts = 120, 5
+			topic := newTopic(backends.ClassFlow, "r3")
+			sub := unique("r3")
+			sent := batch("r3", n)
+			first := subscribe(ctx, b, topic, sub)
+			p := produce(ctx, b, topic)
+
+			// Steady producer: one message every 20 ms (pacing, not synchronisation).
+			done := make(chan error, 1)
+			go func() {
+				defer GinkgoRecover()
+				tick := time.NewTicker(20 * time.Millisecond)
+				defer tick.Stop()
+				for _, m := range sent {
+					select {
+					case <-ctx.Done():
+						done <- ctx.Err()
+						return
+					case <-tick.C:
+					}
+					sctx, cancel := context.WithTimeout(ctx, callWithin)
+					err := p.Send(sctx, m)
+					cancel()
+					if err != nil {
+						done <- fmt.Errorf("send %s: %w", m.Payload, err)
+						return
+					}
+				}
+				done <- nil
+			}()
+
+			var got []backends.Delivery
+			c := first
+			for range restarts {
+				// Receive a few, then restart the consumer.
+				r := receiveN(ctx, c, n/(restarts+2), arriveWithin, ack)
+				got = append(got, r.Got...)
+				closeNow(ctx, c)
+				c = subscribe(ctx, b, topic, sub)
+			}
+			Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()), "the steady producer must finish")
+			want := msgPayloads(sent)
+			r := receiveUntil(ctx, c, redeliverWithin, ack, func(ds []backends.Delivery) bool {
+				return len(missing(want, counts(append(got, ds...)))) == 0
+			})
+			got = append(got, r.Got...)
+			Expect(missing(want, counts(got))).To(BeEmpty(),
+				"after %d consumer restarts, %d of %d messages never arrived (duplicates are allowed); last loop: %s",
+				restarts, len(missing(want, counts(got))), n, r.describe())
+		}, SpecTimeout(3*time.Minute))
+
+		// MUST deliver durable (flow) messages sent before a broker restart after it.
+		It("[R4] flow messages sent before a broker restart are delivered after it", Label("fault", "slow"), func(ctx SpecContext) {
+			if env.PrivateBroker == nil {
+				Skip(env.Backend + " suite provides no private broker to restart")
+			}
+			pb, err := env.PrivateBroker(ctx)
+			skipIfUnavailable(err)
+			Expect(err).NotTo(HaveOccurred(), "start a private broker")
+			DeferCleanup(func(ctx SpecContext) { Expect(pb.Stop(ctx)).To(Succeed(), "stop the private broker") }, NodeTimeout(2*time.Minute))
+			DeferCleanup(func() {
+				if CurrentSpecReport().Failed() {
+					AddReportEntry("private broker log (tail)", pb.LogTail(), ReportEntryVisibilityFailureOrVerbose)
+				}
+			})
+
+			before, err := pb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+			DeferCleanup(func(ctx SpecContext) { Expect(before.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+			topic := newTopic(backends.ClassFlow, "r4")
+			sub := unique("r4")
+			c, err := before.Consumer(ctx, topic, sub, backends.WithPosition(backends.Earliest))
+			Expect(err).NotTo(HaveOccurred(), "subscribe before the restart")
+			Expect(c.Close(ctx)).To(Succeed())
+			p, err := before.Producer(ctx, topic)
+			Expect(err).NotTo(HaveOccurred(), "producer before the restart")
+			sent := batch("r4", 10)
+			sendAll(ctx, p, sent...)
+			Expect(p.Close(ctx)).To(Succeed())
+			Expect(before.Close(ctx)).To(Succeed(), "close the client before the restart")
+
+			start := time.Now()
+			err = pb.Restart(ctx)
+			skipIfUnavailable(err)
+			Expect(err).NotTo(HaveOccurred(), "restart the private broker")
+			By(fmt.Sprintf("broker restarted in %s", since(start)))
+
+			after, err := pb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client after the restart")
+			DeferCleanup(func(ctx SpecContext) { Expect(after.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+			c2 := subscribe(ctx, after, topic, sub, backends.WithPosition(backends.Earliest))
+			r := receiveUntil(ctx, c2, time.Minute, ack, func(got []backends.Delivery) bool {
+				return len(missing(msgPayloads(sent), counts(got))) == 0
+			})
+			Expect(missing(msgPayloads(sent), counts(r.Got))).To(BeEmpty(),
+				"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
+		}, SpecTimeout(6*time.Minute))
+
+		// MUST hand the unacknowledged messages of a consumer whose process was killed (no
+		// Close) to the next member of its subscription, within a bound.
+		It("[R5] a crashed consumer's unacked messages reach the next group member", Label("fault"), func(ctx SpecContext) {
+			if env.CrashConsumer == nil {
+				Skip(env.Backend + " suite provides no crashable consumer")
+			}
+			topic := newTopic(backends.ClassFlow, "r5")
+			sub := unique("r5")
+			sent := batch("r5", 5)
+			sendAll(ctx, produce(ctx, b, topic), sent...)
+			crashed, err := env.CrashConsumer(ctx, topic, sub, 3)
+			skipIfUnavailable(err)
+			Expect(err).NotTo(HaveOccurred(), "run and kill the crashing consumer")
+			Expect(crashed).To(HaveLen(3), "the crashing consumer must have received 3 messages before it was killed")
+			killed := time.Now()
+
+			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
+			want := payloads(crashed)
+			r := receiveUntil(ctx, c, 90*time.Second, ack, func(got []backends.Delivery) bool {
+				return len(missing(want, counts(got))) == 0
+			})
+			Expect(missing(want, counts(r.Got))).To(BeEmpty(),
+				"messages %s held unacked by the killed consumer must reach the next member (%s after the kill); %s",
+				show(want), since(killed), r.describe())
+		}, SpecTimeout(4*time.Minute))
+	})
+}

@@ -1,0 +1,79 @@
+package specs
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+func retention(env *Env) {
+	Describe("retention", Label("retention"), func() {
+		var b backends.Backend
+		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
+
+		// MUST give a created topic the retention of its class (flow 7 days, others 5
+		// minutes, unless configured otherwise), as read back from the broker.
+		DescribeTable("[T1] a created topic's retention matches its class",
+			func(ctx SpecContext, cl backends.Class) {
+				topic := newTopic(cl, "t1")
+				Expect(b.CreateTopic(ctx, topic)).To(Succeed(), "create %s", topic)
+				DeferCleanup(func(ctx SpecContext) { Expect(b.DeleteTopic(ctx, topic)).To(Succeed()) }, NodeTimeout(callWithin))
+				got, err := b.Retention(ctx, topic)
+				Expect(err).NotTo(HaveOccurred(), "read back the retention of %s", topic)
+				want := env.retentionFor(cl)
+				Expect(got).To(Equal(want), "broker retention of %s topic %s is %s; the class requires %s", cl, topic, got, want)
+			},
+			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
+			Entry(nil, backends.ClassFlow, SpecTimeout(time.Minute)),
+			Entry(nil, backends.ClassRequest, SpecTimeout(time.Minute)),
+			Entry(nil, backends.ClassResponse, SpecTimeout(time.Minute)),
+			Entry(nil, backends.ClassNotify, SpecTimeout(time.Minute)),
+		)
+
+		// MUST keep flow messages sent before any subscription existed for a new subscriber
+		// that starts at earliest (durable replay), in send order.
+		It("[T2] flow messages sent before any subscription reach a new earliest subscriber", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "t2")
+			sent := batch("t2", 5)
+			sendAll(ctx, produce(ctx, b, topic), sent...)
+			c := subscribe(ctx, b, topic, unique("t2"), backends.WithPosition(backends.Earliest))
+			r := receiveN(ctx, c, len(sent), arriveWithin, ack)
+			Expect(payloads(r.Got)).To(Equal(msgPayloads(sent)),
+				"messages sent before any subscription existed must all reach a new earliest subscriber; %s", r.describe())
+		}, SpecTimeout(specTimeout))
+
+		// MUST stop delivering messages older than a topic's retention: with a short
+		// retention override, an expired message is not delivered to a new earliest subscriber.
+		It("[T3] expired messages are not delivered", Label("slow"), func(ctx SpecContext) {
+			need(b, backends.CapRetentionExpiry)
+			const short = 3 * time.Second
+			topic := newTopic(backends.ClassFlow, "t3")
+			Expect(b.CreateTopic(ctx, topic, backends.WithRetention(short))).To(Succeed(), "create with retention %s", short)
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, msg("t3-old", 0))
+			sentAt := time.Now()
+
+			// Each attempt sends a fresh probe and reads a new earliest subscription up to it:
+			// order (D4) means a still-retained old message would arrive before the probe.
+			attempt := 0
+			var last received
+			Eventually(func(g Gomega) {
+				attempt++
+				probe := msg(fmt.Sprintf("t3-probe%d", attempt), 0)
+				sendAll(ctx, p, probe)
+				c, err := b.Consumer(ctx, topic, unique("t3"), backends.WithPosition(backends.Earliest))
+				g.Expect(err).NotTo(HaveOccurred(), "subscribe")
+				defer func() { _ = c.Close(ctx) }()
+				last = receivePayload(ctx, c, string(probe.Payload), arriveWithin, ack)
+				g.Expect(contains(last.Got, string(probe.Payload))).To(BeTrue(), "probe must arrive; %s", last.describe())
+				g.Expect(contains(last.Got, "t3-old-0")).To(BeFalse(),
+					"t3-old-0 still delivered %s after it was sent with retention %s", since(sentAt), short)
+			}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(2*time.Second).Should(Succeed(),
+				"with retention %s, the old message must stop being delivered", short)
+		}, SpecTimeout(5*time.Minute))
+	})
+}

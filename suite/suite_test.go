@@ -1,0 +1,129 @@
+package suite_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends/all"
+	"github.com/pubsub-conformance/harness/backends/memory"
+	"github.com/pubsub-conformance/harness/backends/mutants"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/specs"
+	"github.com/pubsub-conformance/harness/suite"
+)
+
+// -pubsub-backends overrides PUBSUB_BACKENDS: go test ./suite -args -pubsub-backends=kafka,
+// ginkgo ./suite -- -pubsub-backends=kafka.
+var backendsFlag = flag.String("pubsub-backends", "", "comma-separated backends to test (default $PUBSUB_BACKENDS, else memory)")
+
+func init() {
+	// Known-bad variants of the reference backend ("memory~nack-noop", ...) for the self-test
+	// that proves the specs fail (suite/selftest). They need no broker.
+	mutants.Register(memory.Name)
+}
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(suite.CrashChildEnv); spec != "" {
+		os.Exit(suite.RunCrashChild(spec)) // R5's crashing consumer: see suite.crashInChild
+	}
+	os.Exit(m.Run())
+}
+
+func TestConformance(t *testing.T) {
+	RegisterFailHandler(Fail)
+	// The tree: one Conformance container per selected backend. Backends are chosen here
+	// (after flag parsing, before RunSpecs) so --label-filter, --focus and -p all see the
+	// real spec list.
+	var err error
+	names, err = suite.Selected(*backendsFlag, os.Getenv)
+	if err != nil {
+		t.Fatalf("select backends: %v", err)
+	}
+	for _, n := range names {
+		specs.Conformance(suite.NewEnv(n, &shared, progress))
+	}
+	RunSpecs(t, "pub/sub conformance")
+}
+
+var (
+	names    []string
+	shared   suite.Shared
+	brokers  []fixtures.Broker // process 1 only
+	progress = func(format string, args ...any) {
+		// Why stdout: the user should see provider, jar cache and startup times without -v.
+		fmt.Fprintf(os.Stdout, "%s [pubsub] "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+	}
+)
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	progress("backends under test: %v", names)
+	for _, n := range names {
+		if base, _ := mutants.Split(n); base == memory.Name {
+			progress("%s is the in-process REFERENCE backend: a self-test of the specs, never a conformance result", n)
+		}
+	}
+	var err error
+	var sh suite.Shared
+	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), progress)
+	Expect(err).NotTo(HaveOccurred(), "start brokers")
+	data, err := json.Marshal(sh)
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}, func(data []byte) {
+	Expect(json.Unmarshal(data, &shared)).To(Succeed(), "broker endpoints from process 1")
+}, NodeTimeout(10*time.Minute))
+
+var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
+	Expect(suite.StopBrokers(ctx, brokers)).To(Succeed(), "stop brokers")
+}, NodeTimeout(3*time.Minute))
+
+// Per-backend JUnit, Ginkgo JSON and the meta sidecar, from the whole run's report.
+var _ = ReportAfterSuite("per-backend reports", func(r Report) {
+	dir, err := suite.ReportDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reports:", err)
+		return
+	}
+	for _, n := range names {
+		sub := forBackend(r, n)
+		check := func(what string, err error) {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "reports: %s for %s: %v\n", what, n, err)
+			}
+		}
+		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+n+".xml"),
+			reporters.JunitReportConfig{OmitLeafNodeType: true}))
+		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+n+".json")))
+		meta := suite.NewMeta(n, all.Descriptions[n], &shared, r.RunTime)
+		data, err := json.MarshalIndent(meta, "", "  ")
+		check("meta", err)
+		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+n+".json"), data, 0o644))
+	}
+	progress("reports for %v in %s (suite %s)", names, dir, r.RunTime.Round(10*time.Millisecond))
+})
+
+// forBackend keeps the suite-level nodes (setup failures concern every backend) and the specs
+// labelled with backend n.
+func forBackend(r Report, n string) Report {
+	out := r
+	out.SuiteDescription = r.SuiteDescription + " - " + n
+	out.SpecReports = nil
+	label := "backend:" + n
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt || slices.Contains(s.Labels(), label) {
+			out.SpecReports = append(out.SpecReports, s)
+		}
+	}
+	return out
+}
