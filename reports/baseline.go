@@ -106,8 +106,11 @@ func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 				continue
 			}
 			a := Accepted{Result: c.Status}
+			if c.Status != Pass {
+				a.Note = truncate(c.Summary(), 200) // what was accepted, until someone writes why
+			}
 			if prev != nil {
-				if old, ok := prev.Backends[be.Label][r.Key]; ok && old.Result == c.Status {
+				if old, ok := prev.Backends[be.Label][r.Key]; ok && old.Result == c.Status && old.Note != "" {
 					a.Note = old.Note
 				}
 			}
@@ -126,7 +129,7 @@ func (b *Baseline) Write(path string) error {
 		"# skipped spec or a missing one; improvements are reported and should be accepted here.\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(b); err != nil {
+	if err := enc.Encode(b.node()); err != nil {
 		return fmt.Errorf("encode baseline: %w", err)
 	}
 	if err := enc.Close(); err != nil {
@@ -230,10 +233,17 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 				Detail: "no JUnit report for this backend"})
 			continue
 		}
+		newPasses := 0
 		for _, r := range m.Rows {
 			cell := r.Cells[col]
 			acc, inBaseline := accepted[r.Key]
 			if !inBaseline && cell.Status == NotRun {
+				continue
+			}
+			if accepted == nil && cell.Status == Pass {
+				// A backend the baseline does not know: one line for its passes, not one each.
+				g.Checked++
+				newPasses++
 				continue
 			}
 			g.Checked++
@@ -253,6 +263,10 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 				ch.Kind, ch.Detail = Improvement, acc.Note
 			}
 			g.Changes = append(g.Changes, ch)
+		}
+		if newPasses > 0 {
+			g.Changes = append(g.Changes, Change{Kind: NewSpec, Backend: label, ID: "*", Actual: Pass,
+				Detail: fmt.Sprintf("backend not in the baseline: %d passing specs", newPasses)})
 		}
 	}
 	sort.SliceStable(g.Changes, func(i, j int) bool {
@@ -295,4 +309,35 @@ func (g *GateResult) Report() string {
 		sb.WriteString("  (accept improvements by updating the baseline: compare -write-baseline <file> FILE...)\n")
 	}
 	return sb.String()
+}
+
+// node builds the document by hand so backends sort by name and specs in catalogue order
+// (a map would sort D10 before D2 and A before D).
+func (b *Baseline) node() *yaml.Node {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+	labels := make([]string, 0, len(b.Backends))
+	for l := range b.Backends {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	backends := &yaml.Node{Kind: yaml.MappingNode}
+	for _, l := range labels {
+		specs := &yaml.Node{Kind: yaml.MappingNode}
+		ids := make([]string, 0, len(b.Backends[l]))
+		for id := range b.Backends[l] {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return IDLess(ids[i], ids[j]) })
+		for _, id := range ids {
+			a := b.Backends[l][id]
+			v := str(string(a.Result))
+			if a.Note != "" {
+				v = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle,
+					Content: []*yaml.Node{str("result"), str(string(a.Result)), str("note"), str(a.Note)}}
+			}
+			specs.Content = append(specs.Content, str(id), v)
+		}
+		backends.Content = append(backends.Content, str(l), specs)
+	}
+	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("backends"), backends}}
 }

@@ -135,8 +135,8 @@ func TestHTMLInBrowser(t *testing.T) {
 			backend int // index in m.Backends: kafka, pulsar, python, memory
 			want    []string
 		}{
-			{"D2", 0, []string{"FAIL", "Timed out after 0.050s.", "50ms"}},
-			{"D7", 0, []string{"FAIL", "Expected (entry: bounded receive on cancel)"}},
+			{"D2", 0, []string{"FAIL", "Timed out after 0.050s: message never arrived", "50ms"}},
+			{"D7", 0, []string{"FAIL", "Expected receive: context deadline exceeded to match error timeout (entry: bounded receive on cancel)"}},
 			{"A1", 2, []string{"FAIL", "AssertionError: no redelivery within 10s"}},
 			{"T3", 0, []string{"SKIP", "backend lacks retention-expiry"}},
 			{"D1", 1, []string{"NOT RUN", "BeforeSuite failed: start broker"}},

@@ -269,7 +269,7 @@ func toCase(x xmlCase) Case {
 	case len(x.Failures) > 0 || len(x.Errors) > 0:
 		c.Status = Fail
 		m := append(append([]xmlMsg{}, x.Failures...), x.Errors...)[0]
-		c.Message = firstLine(m.Message)
+		c.Message = cause(m.Message)
 		if c.Message == "" {
 			c.Message = firstLine(m.Body)
 		}
@@ -331,4 +331,70 @@ func parseSeconds(s string) float64 {
 		return 0
 	}
 	return f
+}
+
+var gomegaValue = regexp.MustCompile(`^<[^<>]*>: ?(.*)$`)
+
+// cause is the one-line cause of a failure message: its first line, except that Gomega's
+// multi-line shapes, whose first line alone says little, are folded into one line:
+//
+//	"desc\nUnexpected error:\n    <*T | 0x..>: \n    the error"   -> "desc: the error"
+//	"Expected\n    <T>: a\nto equal\n    <T>: b"                 -> "Expected a to equal b"
+//	"Timed out after 10.001s.\ndesc\nExpected..."               -> "Timed out after 10.001s: desc"
+func cause(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	// value returns the Gomega-formatted value starting at line i and the index after it.
+	value := func(i int) (string, int) {
+		if i >= len(lines) {
+			return "", i
+		}
+		m := gomegaValue.FindStringSubmatch(lines[i])
+		if m == nil {
+			return lines[i], i + 1
+		}
+		if m[1] != "" {
+			return m[1], i + 1
+		}
+		if i+1 < len(lines) {
+			return lines[i+1], i + 2
+		}
+		return "", i + 1
+	}
+	limit := func(s string) string { return truncate(s, 300) }
+	first := lines[0]
+	for k, l := range lines {
+		if l == "Unexpected error:" {
+			v, _ := value(k + 1)
+			if k == 0 {
+				return limit("unexpected error: " + v)
+			}
+			return limit(strings.TrimSuffix(lines[k-1], ":") + ": " + v)
+		}
+	}
+	if strings.HasPrefix(first, "Timed out after ") || strings.HasPrefix(first, "Failed after ") {
+		if len(lines) > 1 && lines[1] != "Expected" && !strings.HasPrefix(lines[1], "<") {
+			return limit(strings.TrimSuffix(first, ".") + ": " + lines[1])
+		}
+		return limit(first)
+	}
+	if first == "Expected" && len(lines) > 2 {
+		got, next := value(1)
+		// Skip a struct dump ("{ ... }") to the matcher line ("to equal", "not to be nil").
+		for ; next < len(lines); next++ {
+			if strings.HasPrefix(lines[next], "to ") || strings.HasPrefix(lines[next], "not to ") {
+				want, _ := value(next + 1)
+				return limit(strings.TrimSpace("Expected " + got + " " + lines[next] + " " + want))
+			}
+		}
+		return limit("Expected " + got)
+	}
+	return limit(first)
 }

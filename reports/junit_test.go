@@ -37,9 +37,9 @@ func TestParseJUnitGinkgo(t *testing.T) {
 			text: "round trip keeps payload and properties", container: "Delivery", status: Pass, labels: []string{"delivery"}, nodeType: "It"},
 		{name: "[It] Delivery [D2] a message sent right after Consumer returns is delivered [delivery, seed-bug]", id: "D2",
 			text: "a message sent right after Consumer returns is delivered", container: "Delivery", status: Fail,
-			message: "Timed out after 0.050s.", labels: []string{"delivery", "seed-bug"}, nodeType: "It", minDuration: 40 * time.Millisecond},
+			message: "Timed out after 0.050s: message never arrived", labels: []string{"delivery", "seed-bug"}, nodeType: "It", minDuration: 40 * time.Millisecond},
 		{name: "[It] Delivery [D7] bounded receive on cancel [delivery]", id: "D7", text: "bounded receive on cancel",
-			container: "Delivery", status: Fail, message: "Expected", labels: []string{"delivery"}, nodeType: "It"},
+			container: "Delivery", status: Fail, message: "Expected receive: context deadline exceeded to match error timeout", labels: []string{"delivery"}, nodeType: "It"},
 		{name: "[It] Retention [T3] expired messages are not delivered [retention, slow]", id: "T3",
 			text: "expired messages are not delivered", container: "Retention", status: Skip,
 			message: "backend lacks retention-expiry: non-persistent topics keep nothing", labels: []string{"retention", "slow"}, nodeType: "It"},
@@ -291,5 +291,31 @@ func TestParseJUnitOmittedNodeTypes(t *testing.T) {
 	}
 	if len(m.Rows) != 1 {
 		t.Errorf("suite nodes must not become rows: %d rows", len(m.Rows))
+	}
+}
+
+func TestCause(t *testing.T) {
+	tests := []struct{ name, msg, want string }{
+		{"plain", "boom\nsecond line", "boom"},
+		{"blank first line", "\n  boom  \n", "boom"},
+		{"unexpected error with description",
+			"run and kill the crashing consumer\nUnexpected error:\n    <*fmt.wrapError | 0x2bd5>: \n    start crash child: no such file\n    {\n        msg: \"x\",\n    }\noccurred",
+			"run and kill the crashing consumer: start crash child: no such file"},
+		{"unexpected error bare", "Unexpected error:\n    <*errors.errorString | 0x1>: \n    dial tcp: refused\n    {s: \"dial\"}\noccurred",
+			"unexpected error: dial tcp: refused"},
+		{"expected to equal", "Expected\n    <int>: 0\nto equal\n    <int>: 1", "Expected 0 to equal 1"},
+		{"expected struct dump", "Expected\n    <*errors.errorString | 0x1>: \n    nope\n    {\n        s: \"nope\",\n    }\nto match error\n    <string>: timeout",
+			"Expected nope to match error timeout"},
+		{"timed out with description", "Timed out after 10.001s.\nno message arrived\nExpected\n    <int>: 0\nto equal\n    <int>: 1",
+			"Timed out after 10.001s: no message arrived"},
+		{"timed out bare", "Timed out after 10.001s.\nExpected\n    <int>: 0\nto equal\n    <int>: 1", "Timed out after 10.001s."},
+		{"empty", " \n ", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cause(tt.msg); got != tt.want {
+				t.Errorf("cause = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -19,7 +19,7 @@ func TestMarkdown(t *testing.T) {
 	for _, s := range []string{
 		"| ID | Behaviour | kafka | pulsar | python | memory (reference) |",
 		"| D2 | a message sent right after Consumer returns is delivered | ❌ fail",
-		"Timed out after 0.050s.",
+		"Timed out after 0.050s: message never arrived",
 		"⏭️ skip: backend lacks retention-expiry",
 		"➖ not run: not run: BeforeSuite failed: start broker",
 		"| kafka | local | kafka 4.1.0 | kafka 6.2s | 1m16s |",
@@ -69,7 +69,7 @@ func TestTerminal(t *testing.T) {
 				t.Errorf("line of %d columns: %q", n, l)
 			}
 		}
-		for _, s := range []string{"ID   Behaviour", "(memory)", "kafka D2 FAIL: Timed out after 0.050s.",
+		for _, s := range []string{"ID   Behaviour", "(memory)", "kafka D2 FAIL: Timed out after 0.050s: message never arrived",
 			"kafka T1 SKIP: capability transient-replay", "pulsar D1 NOT-RUN: not run: BeforeSuite failed",
 			"pulsar BeforeSuite FAILED: start broker", "provider local, broker kafka 4.1.0, startup kafka 6.2s",
 			"FAIL 50ms !p"} {
