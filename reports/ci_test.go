@@ -1,0 +1,103 @@
+package reports
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The pipeline files in ci/ are copied into users' repositories, so they must at least be valid
+// YAML, run the suite per backend for exactly the backends the baseline accepts, keep the JUnit
+// files, and call only make targets the Makefile defines.
+func TestPipelineFiles(t *testing.T) {
+	base, err := ReadBaseline("../ci/baseline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted []string
+	for b := range base.Backends {
+		accepted = append(accepted, b)
+	}
+	sort.Strings(accepted)
+
+	makefile, mkErr := os.ReadFile("../Makefile")
+	makeTarget := regexp.MustCompile(`\bmake ([a-z][a-z-]*)`)
+
+	for _, tt := range []struct {
+		file      string
+		matrix    func(doc map[string]any) []any
+		junitKept string
+	}{
+		{"../ci/github-actions.yml", func(doc map[string]any) []any {
+			return dig(doc, "jobs", "conformance", "strategy", "matrix", "backend")
+		}, "reports/out/"},
+		{"../ci/gitlab-ci.yml", func(doc map[string]any) []any {
+			m := dig(doc, "conformance", "parallel", "matrix")
+			if len(m) == 0 {
+				return nil
+			}
+			entry, _ := m[0].(map[string]any)
+			list, _ := entry["PUBSUB_BACKENDS"].([]any)
+			return list
+		}, "junit: reports/out/junit-*.xml"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			raw, err := os.ReadFile(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]any
+			if err := yaml.Unmarshal(raw, &doc); err != nil {
+				t.Fatalf("not valid YAML: %v", err)
+			}
+			var backends []string
+			for _, b := range tt.matrix(doc) {
+				backends = append(backends, b.(string))
+			}
+			sort.Strings(backends)
+			if !slices.Equal(backends, accepted) {
+				t.Errorf("matrix runs %v, the baseline accepts %v: the gate would report missing backends", backends, accepted)
+			}
+			text := string(raw)
+			if !strings.Contains(text, tt.junitKept) {
+				t.Errorf("JUnit files are not kept (%q)", tt.junitKept)
+			}
+			var targets []string
+			for _, m := range makeTarget.FindAllStringSubmatch(text, -1) {
+				targets = append(targets, m[1])
+			}
+			for _, want := range []string{"conformance", "report", "gate"} {
+				if !slices.Contains(targets, want) {
+					t.Errorf("does not call make %s", want)
+				}
+			}
+			if mkErr != nil {
+				t.Logf("no Makefile yet (%v): targets %v not checked against it", mkErr, targets)
+				return
+			}
+			for _, target := range targets {
+				if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `\s*:`).Match(makefile) {
+					t.Errorf("calls make %s, which the Makefile does not define", target)
+				}
+			}
+		})
+	}
+}
+
+func dig(doc map[string]any, path ...string) []any {
+	var cur any = doc
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	list, _ := cur.([]any)
+	return list
+}
