@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +117,7 @@ type consumer struct {
 	sub string
 
 	mu      sync.Mutex
+	seq     uint64                    // deliveries handed out so far
 	pending map[string]pulsar.Message // delivered, neither acked nor nacked, by Delivery.ID
 
 	closed   atomic.Bool
@@ -122,19 +125,30 @@ type consumer struct {
 	closeErr error
 }
 
-// encodeID is the Delivery.ID of a message: its serialized MessageID, base64 (URL-safe, so
-// it crosses any wire as plain text).
-func encodeID(id pulsar.MessageID) string {
-	return base64.RawURLEncoding.EncodeToString(id.Serialize())
+// encodeID is the Delivery.ID of the seq-th delivery of a consumer: "seq.msgid", msgid being
+// the serialized MessageID in URL-safe base64 (plain text on any wire). The sequence number
+// keeps IDs unique within the consumer even where message ids repeat: a non-persistent topic
+// stores nothing and gives every message the same id, and a redelivery reuses its message's.
+func encodeID(seq uint64, id pulsar.MessageID) string {
+	return strconv.FormatUint(seq, 10) + "." + base64.RawURLEncoding.EncodeToString(id.Serialize())
 }
 
-// decodeID reverses encodeID; used to validate IDs that are not pending.
-func decodeID(s string) (pulsar.MessageID, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, err
+// decodeID reverses encodeID; used to tell a malformed ID from a stale one.
+func decodeID(s string) (uint64, pulsar.MessageID, error) {
+	seqStr, b64, ok := strings.Cut(s, ".")
+	if !ok {
+		return 0, nil, fmt.Errorf("no sequence number")
 	}
-	return pulsar.DeserializeMessageID(raw)
+	seq, err := strconv.ParseUint(seqStr, 10, 64)
+	if err != nil {
+		return 0, nil, err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(b64)
+	if err != nil {
+		return 0, nil, err
+	}
+	id, err := pulsar.DeserializeMessageID(raw)
+	return seq, id, err
 }
 
 func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
@@ -155,8 +169,9 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 		}
 		return backends.Delivery{}, fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 	}
-	id := encodeID(m.ID())
 	c.mu.Lock()
+	c.seq++
+	id := encodeID(c.seq, m.ID())
 	c.pending[id] = m
 	c.mu.Unlock()
 	var props map[string]string
@@ -186,7 +201,7 @@ func (c *consumer) take(what string, d backends.Delivery) (pulsar.Message, error
 	}
 	c.mu.Unlock()
 	if !ok {
-		if _, err := decodeID(d.ID); err != nil {
+		if _, _, err := decodeID(d.ID); err != nil {
 			return nil, fmt.Errorf("%s: %w: %q is not a Pulsar delivery id", what, backends.ErrUnknownDelivery, d.ID)
 		}
 		return nil, fmt.Errorf("%s: %w: %q was not received by this consumer or is already acked/nacked", what, backends.ErrUnknownDelivery, d.ID)

@@ -89,12 +89,23 @@ func TestIntegrationRoundTripEveryClass(t *testing.T) {
 				}
 				defer p.Close(ctx)
 				msg := backends.Message{Payload: []byte("héllo"), Properties: map[string]string{"k": "ü"}}
-				if err := p.Send(ctx, msg); err != nil {
-					t.Fatalf("send: %v", err)
+				for range 2 {
+					if err := p.Send(ctx, msg); err != nil {
+						t.Fatalf("send: %v", err)
+					}
 				}
 				d := receive(t, c, 10*time.Second)
 				if string(d.Payload) != "héllo" || d.Properties["k"] != "ü" {
 					t.Fatalf("got %+v", d)
+				}
+				// Hold both before acking: their IDs must differ even where message ids repeat.
+				d2 := receive(t, c, 10*time.Second)
+				if d2.ID == d.ID {
+					t.Fatalf("two deliveries share the ID %q", d.ID)
+				}
+				t.Logf("delivery IDs %s %s", d.ID, d2.ID)
+				if err := c.Ack(ctx, d2); err != nil {
+					t.Fatalf("ack second: %v", err)
 				}
 				if err := c.Ack(ctx, d); err != nil {
 					t.Fatalf("ack: %v", err)

@@ -68,25 +68,31 @@ func TestTopicPathEscapes(t *testing.T) {
 func TestDeliveryIDRoundTrip(t *testing.T) {
 	// An id as the broker hands it out (ledger, entry, batch index) survives encode/decode.
 	id := pulsar.NewMessageID(12, 34, 5, 0)
-	s := encodeID(id)
-	if strings.ContainsAny(s, "+/=\n") {
+	s := encodeID(7, id)
+	if strings.ContainsAny(s, "+/=\n ") {
 		t.Fatalf("id %q is not URL-safe text", s)
 	}
-	back, err := decodeID(s)
+	seq, back, err := decodeID(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.LedgerID() != 12 || back.EntryID() != 34 || back.BatchIdx() != 5 {
-		t.Fatalf("round trip: got %v", back)
+	if seq != 7 || back.LedgerID() != 12 || back.EntryID() != 34 || back.BatchIdx() != 5 {
+		t.Fatalf("round trip: got %d %v", seq, back)
 	}
-	if _, err := decodeID("!!not base64"); err == nil {
-		t.Fatal("garbage decoded")
+	// The same message id delivered twice (non-persistent topics, redeliveries) gives two IDs.
+	if encodeID(1, id) == encodeID(2, id) {
+		t.Fatal("IDs of two deliveries of one message id collide")
+	}
+	for _, bad := range []string{"!!not base64", "x.AAAA", "1.!!", "1"} {
+		if _, _, err := decodeID(bad); err == nil {
+			t.Errorf("garbage %q decoded", bad)
+		}
 	}
 }
 
 func TestUnknownDelivery(t *testing.T) {
 	c := &consumer{r: resolved{orig: "x"}, pending: map[string]pulsar.Message{}}
-	for _, id := range []string{"", "!!", encodeID(pulsar.NewMessageID(1, 2, -1, 0))} {
+	for _, id := range []string{"", "!!", encodeID(1, pulsar.NewMessageID(1, 2, -1, 0))} {
 		_, err := c.take("ack", backends.Delivery{ID: id})
 		if !errors.Is(err, backends.ErrUnknownDelivery) {
 			t.Errorf("id %q: want ErrUnknownDelivery, got %v", id, err)
