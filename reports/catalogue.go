@@ -26,7 +26,11 @@ type Behaviour struct {
 	Labels []string // string literals of Label(...) arguments in the same call, when present
 }
 
-var specIDPrefix = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
+var (
+	specIDPrefix = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
+	// mustComment accepts "// MUST deliver ..." and "// MUST, against ..., make ...".
+	mustComment = regexp.MustCompile(`^// MUST\b[ ,:]`)
+)
 
 // ScanSpecs parses every .go file in dir and returns the catalogue behaviours sorted by ID,
 // plus one problem per spec without a "// MUST " comment directly above it and per duplicated
@@ -83,7 +87,7 @@ func ScanSpecs(dir string) ([]Behaviour, []string, error) {
 			b := Behaviour{ID: m[1], Title: strings.TrimSpace(text[len(m[0]):]), File: rel, Line: pos.Line,
 				Area: strings.TrimSuffix(filepath.Base(p), ".go"), Labels: stackLabels(stack)}
 			cg := endsAt[pos.Line-1]
-			if cg == nil || !strings.HasPrefix(cg.List[0].Text, "// MUST ") {
+			if cg == nil || !mustComment.MatchString(cg.List[0].Text) {
 				problems = append(problems, fmt.Sprintf("%s:%d: spec [%s] has no \"// MUST \" comment directly above it", rel, pos.Line, b.ID))
 			} else {
 				b.Must = mustText(cg)
@@ -174,10 +178,10 @@ func CatalogueMarkdown(bs []Behaviour) []byte {
 	for _, b := range bs {
 		if b.Area != area {
 			area = b.Area
-			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | MUST | Labels | Source |\n|---|---|---|---|---|\n", area)
+			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | Requirement | Labels | Source |\n|---|---|---|---|---|\n", area)
 		}
 		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", b.ID, mdEscape(b.Title),
-			mdEscape(strings.TrimPrefix(b.Must, "MUST ")), mdEscape(strings.Join(b.Labels, ", ")), b.File)
+			mdEscape(b.Must), mdEscape(strings.Join(b.Labels, ", ")), b.File)
 	}
 	if len(bs) == 0 {
 		buf.WriteString("\n(no specs found)\n")

@@ -26,7 +26,7 @@ func TestScanSpecs(t *testing.T) {
 		{ID: "G1", Title: "competing consumers", Area: "groups", Labels: []string{"groups"},
 			Must: "MUST give each message to exactly one of N consumers on one shared subscription."},
 		{ID: "G10", Title: "fan-out ordering check", Area: "groups", Labels: []string{"groups", "slow"},
-			Must: "MUST give every message to each of K unique subscribers."},
+			Must: "MUST, with K unique subscribers, give every message to each of them."},
 	}
 	if len(bs) != len(want) {
 		t.Fatalf("got %d behaviours %+v, want %d", len(bs), bs, len(want))
@@ -75,7 +75,7 @@ func TestCheckCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := CatalogueMarkdown(bs)
-	for _, s := range []string{"## delivery", "## groups", "| D2 | ready on return | deliver a message sent immediately after Consumer() returns",
+	for _, s := range []string{"## delivery", "## groups", "| D2 | ready on return | MUST deliver a message sent immediately after Consumer() returns",
 		"| delivery, seed-bug | specs-good/delivery.go |"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("catalogue lacks %q:\n%s", s, md)

@@ -6,7 +6,7 @@ var _ = Describe("Acks", func() {
 
 	It("[A2] ack acknowledges nothing after it", func(ctx SpecContext) {})
 
-	// Redelivery after close (no MUST prefix).
+	// MUSTER is not a MUST comment.
 	It("[A3] unacked message is redelivered", func(ctx SpecContext) {})
 
 	// MUST not redeliver acked messages.
