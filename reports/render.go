@@ -175,60 +175,33 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			cellW = min(l, cellMax)
 		}
 	}
-	titleW := width - idW - 1 - len(m.Backends)*(cellW+1)
-	if titleW < 12 {
-		titleW = 12 // many backends: the table runs wider rather than losing the behaviour names
-	}
+	// Too many backends for one table of width columns: split them over several tables,
+	// each keeping the behaviour names readable.
+	const titleMin = 24
+	perTable := max(1, (width-idW-1-titleMin)/(cellW+1))
 	var sb strings.Builder
-	sb.WriteString(pad("ID", idW) + " " + pad("Behaviour", titleW))
-	for _, b := range m.Backends {
-		label := b.Label
-		if b.Reference() {
-			label = "(" + label + ")"
+	for start := 0; start < len(m.Backends) || start == 0; start += perTable {
+		end := min(start+perTable, len(m.Backends))
+		if start > 0 {
+			sb.WriteString("\n")
 		}
-		sb.WriteString(" " + pad(label, cellW))
+		terminalTable(&sb, m, o, start, end, width, idW, cellW)
+		if end >= len(m.Backends) {
+			break
+		}
 	}
-	sb.WriteString("\n" + strings.Repeat("-", min(width, idW+1+titleW+len(m.Backends)*(cellW+1))) + "\n")
 	var notes []string
 	for _, r := range m.Rows {
-		id := r.ID
-		title := r.Title
-		if id == "" {
-			title = r.Key
-		}
-		sb.WriteString(pad(id, idW) + " " + pad(title, titleW))
 		for i, c := range r.Cells {
-			b := m.Backends[i]
-			word, colour := "PASS", ansiGreen
-			switch c.Status {
-			case Fail:
-				word, colour = "FAIL", ansiRed
-			case Skip:
-				word, colour = "skip", ansiYellow
-			case NotRun:
-				word, colour = "--", ansiGrey
+			if c.Status == Pass {
+				continue
 			}
-			text := word
-			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun {
-				text += " " + d
+			key := r.Key
+			if r.ID == "" {
+				key = "(" + truncate(r.Key, 30) + ")"
 			}
-			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
-				text += " !" + string(a[0])
-			}
-			cell := pad(text, cellW)
-			if o.Color {
-				cell = colour + cell + ansiReset
-			}
-			sb.WriteString(" " + cell)
-			if c.Status != Pass {
-				key := r.Key
-				if r.ID == "" {
-					key = "(" + truncate(r.Key, 30) + ")"
-				}
-				notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", b.Label, key, strings.ToUpper(string(c.Status)), c.Summary()), width))
-			}
+			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, strings.ToUpper(string(c.Status)), c.Summary()), width))
 		}
-		sb.WriteString("\n")
 	}
 	sb.WriteString("\n")
 	for _, b := range m.Backends {
@@ -267,4 +240,51 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// terminalTable writes the rows for backends [from, to) as one plain-text table.
+func terminalTable(sb *strings.Builder, m *Matrix, o Options, from, to, width, idW, cellW int) {
+	bs := m.Backends[from:to]
+	titleW := max(12, width-idW-1-len(bs)*(cellW+1))
+	sb.WriteString(pad("ID", idW) + " " + pad("Behaviour", titleW))
+	for _, b := range bs {
+		label := b.Label
+		if b.Reference() {
+			label = "(" + label + ")"
+		}
+		sb.WriteString(" " + pad(label, cellW))
+	}
+	sb.WriteString("\n" + strings.Repeat("-", min(width, idW+1+titleW+len(bs)*(cellW+1))) + "\n")
+	for _, r := range m.Rows {
+		title := r.Title
+		if r.ID == "" {
+			title = r.Key
+		}
+		sb.WriteString(pad(r.ID, idW) + " " + pad(title, titleW))
+		for i, c := range r.Cells[from:to] {
+			b := bs[i]
+			word, colour := "PASS", ansiGreen
+			switch c.Status {
+			case Fail:
+				word, colour = "FAIL", ansiRed
+			case Skip:
+				word, colour = "skip", ansiYellow
+			case NotRun:
+				word, colour = "--", ansiGrey
+			}
+			text := word
+			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun {
+				text += " " + d
+			}
+			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
+				text += " !" + string(a[0])
+			}
+			cell := pad(text, cellW)
+			if o.Color {
+				cell = colour + cell + ansiReset
+			}
+			sb.WriteString(" " + cell)
+		}
+		sb.WriteString("\n")
+	}
 }

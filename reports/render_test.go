@@ -98,3 +98,34 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 }
+
+func TestTerminalManyBackends(t *testing.T) {
+	base, err := ReadRun("testdata/ginkgo-basic.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []*Run
+	for _, l := range []string{"kafka", "pulsar", "pulsar-persistent", "memory~nack-noop", "memory~ready-late",
+		"memory~unsubscribe-on-close", "memory~drop-after-ack", "python-adapter", "nats"} {
+		r := *base
+		r.Label = l
+		runs = append(runs, &r)
+	}
+	m := Build(runs)
+	var buf bytes.Buffer
+	if err := Terminal(&buf, m, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	if n := strings.Count(out, "ID   Behaviour"); n < 2 {
+		t.Errorf("%d tables for 9 backends, want them split:\n%s", n, out)
+	}
+	if !strings.Contains(out, "nats") || !strings.Contains(out, "memory~unsubs") {
+		t.Errorf("a backend is missing:\n%s", out)
+	}
+}
