@@ -22,6 +22,10 @@ const (
 	pollSlice = 50 // ms
 	// rebalanceCallTimeout bounds the broker calls made while fixing a start position.
 	rebalanceCallTimeout = 10 * time.Second
+	// fixBudget bounds the retries of a start position that hit transient broker errors (a
+	// coordinator still loading after a broker restart); fixRetry spaces them.
+	fixBudget = 15 * time.Second
+	fixRetry  = 200 * time.Millisecond
 	// The buffer between the poll loop and Receive is bounded: above these the assigned
 	// partitions are paused (librdkafka then resumes from the last message handed to us).
 	maxBuffered      = 10000
@@ -47,6 +51,10 @@ type consumer struct {
 	closed   chan struct{} // closed when Close started
 	ready    chan struct{} // closed after the first assignment with a fixed start position
 	failed   chan struct{} // closed on a fatal or auth error; failErr says which
+
+	// handleMu keeps kc alive for calls made outside the poll loop (Ack's commit): Close
+	// destroys kc only under the write lock.
+	handleMu sync.RWMutex
 
 	readyOnce, failOnce, closeOnce sync.Once
 	closeErr                       error
@@ -257,16 +265,27 @@ func (c *consumer) flowControl() {
 func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 	switch e := ev.(type) {
 	case ck.AssignedPartitions:
-		parts, fixed := c.startOffsets(e.Partitions)
-		if err := kc.Assign(parts); err != nil {
-			c.onError(err)
-			return err
+		parts, err := c.startOffsets(e.Partitions)
+		if aerr := kc.Assign(parts); aerr != nil {
+			c.onError(aerr)
+			return aerr
 		}
 		c.mu.Lock()
 		c.paused = false
 		c.mu.Unlock()
-		if fixed {
+		switch {
+		case err == nil:
 			c.readyOnce.Do(func() { close(c.ready) })
+		case rebalancing(err):
+			// The group is already rebalancing again: the next assignment fixes the position.
+		default:
+			// Not live and no way to become live: let Consumer return the cause now rather
+			// than at its deadline. (After the first assignment this only reaches the log.)
+			select {
+			case <-c.ready:
+			default:
+				c.fail(fmt.Errorf("kafka consumer %s on %s: fix the start position: %w", c.group, c.name, err))
+			}
 		}
 	case ck.RevokedPartitions:
 		// Messages fetched but not yet handed out belong to the next owner now, which starts
@@ -280,40 +299,67 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 	return nil
 }
 
+// rebalancing reports whether err means the group moved on to a new generation, so a new
+// assignment is on its way.
+func rebalancing(err error) bool {
+	switch codeOf(err) {
+	case ck.ErrRebalanceInProgress, ck.ErrIllegalGeneration, ck.ErrUnknownMemberID:
+		return true
+	}
+	return false
+}
+
 // startOffsets fixes where each assigned partition starts: at the group's committed offset,
 // or, for a partition the group never committed, at the high (latest) or low (earliest)
 // watermark - committed at once, so the group's position exists from now on (R2) and no later
-// auto.offset.reset can skip a message sent after Consumer returned. fixed is false when a
-// position could not be read or committed; the partition is then assigned at the committed
-// offset or, lacking one, at the oldest retained message (never skipping), and the consumer is
-// not reported ready until a later assignment succeeds.
-func (c *consumer) startOffsets(parts []ck.TopicPartition) (out []ck.TopicPartition, fixed bool) {
-	out = make([]ck.TopicPartition, len(parts))
+// auto.offset.reset can skip a message sent after Consumer returned. Transient broker errors
+// are retried for up to fixBudget. On error the returned offsets are still safe to assign:
+// the resolved start, or the committed offset / oldest retained message (never skipping).
+func (c *consumer) startOffsets(parts []ck.TopicPartition) ([]ck.TopicPartition, error) {
+	deadline := time.Now().Add(fixBudget)
+	for {
+		out, err := c.resolveStart(parts)
+		if err == nil || rebalancing(err) || time.Now().After(deadline) {
+			return out, err
+		}
+		c.onError(err)
+		select {
+		case <-c.stop:
+			return out, err
+		case <-time.After(fixRetry):
+		}
+	}
+}
+
+func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition, error) {
+	out := make([]ck.TopicPartition, len(parts))
 	copy(out, parts)
 	if len(parts) == 0 {
-		return out, true
+		return out, nil
 	}
-	committed, err := c.kc.Committed(parts, int(rebalanceCallTimeout/time.Millisecond))
-	if err != nil {
-		c.onError(err)
+	stored := func(err error) ([]ck.TopicPartition, error) {
 		for i := range out {
 			out[i].Offset = ck.OffsetStored
 		}
-		return out, false
+		return out, err
 	}
-	fixed = true
+	ms := int(rebalanceCallTimeout / time.Millisecond)
+	committed, err := c.kc.Committed(parts, ms)
+	if err != nil {
+		return stored(fmt.Errorf("read committed offsets: %w", err))
+	}
 	var toCommit []ck.TopicPartition
 	for i, p := range committed {
-		low, high, err := c.kc.QueryWatermarkOffsets(*p.Topic, p.Partition, int(rebalanceCallTimeout/time.Millisecond))
+		if p.Error != nil && codeOf(p.Error) != ck.ErrNoError {
+			return stored(fmt.Errorf("read committed offset of partition %d: %w", p.Partition, p.Error))
+		}
+		low, high, err := c.kc.QueryWatermarkOffsets(*p.Topic, p.Partition, ms)
 		if err != nil {
-			c.onError(err)
-			out[i].Offset = ck.OffsetStored
-			fixed = false
-			continue
+			return stored(fmt.Errorf("read watermarks of partition %d: %w", p.Partition, err))
 		}
 		// A committed offset beyond the end of the log belongs to an earlier topic of the same
 		// name (deleted and created again): the subscription starts fresh.
-		if p.Error == nil && p.Offset >= 0 && int64(p.Offset) <= high {
+		if p.Offset >= 0 && int64(p.Offset) <= high {
 			out[i].Offset = p.Offset
 			continue
 		}
@@ -325,12 +371,11 @@ func (c *consumer) startOffsets(parts []ck.TopicPartition) (out []ck.TopicPartit
 		toCommit = append(toCommit, out[i])
 	}
 	if len(toCommit) > 0 {
-		if _, err := c.kc.CommitOffsets(toCommit); err != nil {
-			c.onError(err)
-			fixed = false
+		if err := commit(c.kc, toCommit); err != nil {
+			return out, fmt.Errorf("commit the start position: %w", err)
 		}
 	}
-	return out, fixed
+	return out, nil
 }
 
 func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
@@ -444,8 +489,15 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	defer cancel()
 	res := make(chan error, 1)
 	go func() {
-		_, err := c.kc.CommitOffsets([]ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(off + 1)}})
-		res <- err
+		c.handleMu.RLock()
+		defer c.handleMu.RUnlock()
+		select {
+		case <-c.closed:
+			res <- fmt.Errorf("consumer closed: %w", backends.ErrClosed)
+			return
+		default:
+		}
+		res <- commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(off + 1)}})
 	}()
 	select {
 	case err := <-res:
@@ -488,7 +540,9 @@ func (c *consumer) Close(ctx context.Context) error {
 		close(c.stop)
 		go func() {
 			<-c.loopDone
+			c.handleMu.Lock()
 			c.closeErr = c.kc.Close()
+			c.handleMu.Unlock()
 			c.b.forget(nil, c)
 			close(c.closeDone)
 		}()
@@ -502,4 +556,18 @@ func (c *consumer) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return backends.CtxErr(ctx, "kafka consumer "+c.group+": close")
 	}
+}
+
+// commit commits offsets synchronously; a partition's own error counts as the commit's error.
+func commit(kc *ck.Consumer, offsets []ck.TopicPartition) error {
+	res, err := kc.CommitOffsets(offsets)
+	if err != nil {
+		return err
+	}
+	for _, p := range res {
+		if p.Error != nil {
+			return p.Error
+		}
+	}
+	return nil
 }
