@@ -51,6 +51,10 @@ type Backend struct {
 	authFailed chan struct{}
 	authOnce   sync.Once
 
+	// alive keeps prod and admin open for the calls using them: Close destroys them only
+	// under the write lock, after those calls returned (see acquire).
+	alive sync.RWMutex
+
 	mu        sync.Mutex
 	closed    bool
 	producers map[*producer]struct{}
@@ -243,6 +247,17 @@ func (b *Backend) Name() string { return "kafka" }
 // redelivery, replay and retention expiry all hold.
 func (b *Backend) Unsupported() map[backends.Capability]string { return nil }
 
+// acquire holds the client handles open for one call; the caller runs release when it no
+// longer touches prod or admin. Not re-entrant: never call acquire while holding it.
+func (b *Backend) acquire() (release func(), err error) {
+	b.alive.RLock()
+	if err := b.checkOpen(); err != nil {
+		b.alive.RUnlock()
+		return nil, err
+	}
+	return b.alive.RUnlock, nil
+}
+
 func (b *Backend) checkOpen() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -254,9 +269,11 @@ func (b *Backend) checkOpen() error {
 
 // CreateTopic implements backends.Backend. It returns once the topic is visible in metadata.
 func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
-	if err := b.checkOpen(); err != nil {
+	release, err := b.acquire()
+	if err != nil {
 		return err
 	}
+	defer release()
 	t, err := backends.ParseTopic(topic)
 	if err != nil {
 		return err
@@ -342,9 +359,11 @@ func (b *Backend) exists(ctx context.Context, name string) (bool, error) {
 // no consumer group keeps a committed offset for it, so a later topic of the same name starts
 // every subscription fresh (L3).
 func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
-	if err := b.checkOpen(); err != nil {
+	release, err := b.acquire()
+	if err != nil {
 		return err
 	}
+	defer release()
 	t, err := backends.ParseTopic(topic)
 	if err != nil {
 		return err
@@ -371,9 +390,11 @@ func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
 
 // TopicExists implements backends.Backend.
 func (b *Backend) TopicExists(ctx context.Context, topic string) (bool, error) {
-	if err := b.checkOpen(); err != nil {
+	release, err := b.acquire()
+	if err != nil {
 		return false, err
 	}
+	defer release()
 	t, err := backends.ParseTopic(topic)
 	if err != nil {
 		return false, err
@@ -391,9 +412,11 @@ func (b *Backend) EnsureTopic(ctx context.Context, topic string, opts ...backend
 
 // Retention implements backends.Backend: retention.ms read back with DescribeConfigs.
 func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, error) {
-	if err := b.checkOpen(); err != nil {
+	release, err := b.acquire()
+	if err != nil {
 		return 0, err
 	}
+	defer release()
 	t, err := backends.ParseTopic(topic)
 	if err != nil {
 		return 0, err
@@ -451,6 +474,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	for _, p := range prods {
 		errs = append(errs, p.Close(ctx))
 	}
+	b.alive.Lock()
 	if b.admin != nil {
 		b.admin.Close()
 	}
@@ -458,6 +482,7 @@ func (b *Backend) Close(ctx context.Context) error {
 		errs = append(errs, flush(ctx, b.prod))
 		b.prod.Close()
 	}
+	b.alive.Unlock()
 	close(b.done)
 	b.bgDone.Wait()
 	return errors.Join(errs...)

@@ -65,12 +65,41 @@ func (p *producer) Send(ctx context.Context, msg backends.Message) error {
 		Headers:        toHeaders(msg.Properties),
 	}
 	report := make(chan ck.Event, 1)
+	if err := p.produce(ctx, km, report); err != nil {
+		return err
+	}
+	select {
+	case ev := <-report:
+		m, ok := ev.(*ck.Message)
+		if !ok {
+			return fmt.Errorf("kafka send to %s: unexpected delivery event %v", p.name, ev)
+		}
+		if m.TopicPartition.Error != nil {
+			return p.b.withClientErr(mapErr(ctx, "kafka send to "+p.name, m.TopicPartition.Error))
+		}
+		return nil
+	case <-p.b.authFailed:
+		// Bad credentials never produce a delivery report before message.timeout.ms:
+		// report them now instead of hanging.
+		return fmt.Errorf("kafka send to %s: %w", p.name, errors.Join(backends.ErrAuth, p.b.clientErr()))
+	case <-ctx.Done():
+		return p.b.withClientErr(backends.CtxErr(ctx, "kafka send to "+p.name+": waiting for the delivery report"))
+	}
+}
+
+// produce hands km to librdkafka; a full local queue is back-pressure, not failure: it waits
+// for room within ctx.
+func (p *producer) produce(ctx context.Context, km *ck.Message, report chan ck.Event) error {
+	release, err := p.b.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
 	for {
 		err := p.b.prod.Produce(km, report)
 		if err == nil {
-			break
+			return nil
 		}
-		// A full local queue is back-pressure, not failure: wait for room within ctx.
 		if codeOf(err) != ck.ErrQueueFull {
 			return mapErr(ctx, "kafka send to "+p.name, err)
 		}
@@ -78,25 +107,6 @@ func (p *producer) Send(ctx context.Context, msg backends.Message) error {
 			return backends.CtxErr(ctx, "kafka send to "+p.name+": local queue full")
 		}
 		p.b.prod.Flush(10)
-	}
-	for {
-		select {
-		case ev := <-report:
-			m, ok := ev.(*ck.Message)
-			if !ok {
-				return fmt.Errorf("kafka send to %s: unexpected delivery event %v", p.name, ev)
-			}
-			if m.TopicPartition.Error != nil {
-				return p.b.withClientErr(mapErr(ctx, "kafka send to "+p.name, m.TopicPartition.Error))
-			}
-			return nil
-		case <-p.b.authFailed:
-			// Bad credentials never produce a delivery report before message.timeout.ms:
-			// report them now instead of hanging.
-			return fmt.Errorf("kafka send to %s: %w", p.name, errors.Join(backends.ErrAuth, p.b.clientErr()))
-		case <-ctx.Done():
-			return p.b.withClientErr(backends.CtxErr(ctx, "kafka send to "+p.name+": waiting for the delivery report"))
-		}
 	}
 }
 
@@ -120,6 +130,11 @@ func (p *producer) Close(ctx context.Context) error {
 		return backends.CtxErr(ctx, "kafka producer "+p.topic+": close")
 	}
 	// Messages whose Send gave up on its ctx may still be queued: flush them within ctx.
+	release, err := p.b.acquire()
+	if err != nil {
+		return nil // the backend closed (and flushed) already
+	}
+	defer release()
 	return flush(ctx, p.b.prod)
 }
 
