@@ -7,7 +7,20 @@
 // "joined late with auto.offset.reset=latest" and "unsubscribe drops the position" bugs.
 //
 // One backend holds one producer handle (shared by all its Producers, librdkafka batches their
-// sends) with the admin client riding on it; every Consumer is its own group member.
+// sends) with the admin client riding on it; every Consumer is its own group member, polled by
+// its own goroutine so that rebalances are served even while the application is not receiving.
+//
+// Configuration (backends.Config; the suite fills it from TrustGraph's environment names):
+//   - KAFKA_BOOTSTRAP_SERVERS, KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_MECHANISM/USERNAME/PASSWORD,
+//     KAFKA_SSL_CA/CERT/KEY_LOCATION reach the producer, every consumer and the admin client.
+//   - KAFKA_CONFIG_<KEY>=value passes any librdkafka property (KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10
+//     is fetch.wait.max.ms=10) to every client; an unknown key fails New with ErrInvalidConfig
+//     naming it, and the keys the contract depends on (group.id, enable.auto.commit, ...) are
+//     refused.
+//   - KAFKA_DEBUG=cgrp,topic,fetch turns on librdkafka debug contexts; its log lines go to
+//     Config.Log (stderr when unset), like every other librdkafka log line.
+//   - KAFKA_REPLICATION_FACTOR for created topics (default 1); PUBSUB_RETENTION_<CLASS>
+//     overrides a class's retention.
 package kafka
 
 import (
