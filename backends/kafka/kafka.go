@@ -18,7 +18,7 @@
 //     naming it, and the keys the contract depends on (group.id, enable.auto.commit, ...) are
 //     refused.
 //   - KAFKA_DEBUG=cgrp,topic,fetch turns on librdkafka debug contexts; its log lines go to
-//     Config.Log (stderr when unset), like every other librdkafka log line.
+//     Config.Log (stderr when Log is unset); other librdkafka log lines go to Config.Log only.
 //   - KAFKA_REPLICATION_FACTOR for created topics (default 1); PUBSUB_RETENTION_<CLASS>
 //     overrides a class's retention.
 package kafka
