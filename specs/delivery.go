@@ -63,7 +63,7 @@ func delivery(env *Env) {
 					returned := time.Now()
 					m := msg(fmt.Sprintf("d2-round%d", round), 0)
 					sendAll(ctx, p, m)
-					sentAfter := since(returned)
+					sentAfter := time.Since(returned).Round(time.Microsecond)
 					r := receivePayload(ctx, c, string(m.Payload), arriveWithin, ack)
 					Expect(contains(r.Got, string(m.Payload))).To(BeTrue(),
 						"%s message sent %s after Consumer() returned did not arrive within %s (round %d); %s",

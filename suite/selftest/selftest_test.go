@@ -1,0 +1,201 @@
+// Package selftest proves the specs can fail: it runs the conformance suite binary against
+// known-bad variants of the memory reference backend ("memory~<variant>", see
+// backends/mutants and backends/memory/variants.go) and asserts that the matching catalogue
+// specs fail, while the same specs pass on the unbroken reference.
+package selftest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// expectations: variant -> catalogue IDs that must fail on it. Variants whose failure on
+// memory is timing-dependent (unconfirmed-send: a goroutine per Send usually still lands in
+// order in-process) are left out rather than made flaky.
+var expectations = map[string][]string{
+	"nack-noop":            {"A1", "A5"},
+	"ack-commits-position": {"A2"},
+	"exists-always-true":   {"L1", "L2", "L3"},
+	"ready-poll-discards":  {"T2", "D6"},
+	"unique-shares-group":  {"G2"},
+	"flow-short-retention": {"T1"},
+	"close-unsubscribes":   {"R1", "R2", "A3"},
+	"latest-race":          {"D2", "R2"},
+}
+
+func TestBrokenReferenceVariantsFailTheirSpecs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite binary once per variant and spec (about a minute)")
+	}
+	bin := buildSuite(t)
+
+	var all []string
+	for _, ids := range expectations {
+		all = append(all, ids...)
+	}
+	sort.Strings(all)
+	all = slices.Compact(all)
+
+	// Every (backend, ID) run is started at once: the runs mostly wait for spec bounds, so
+	// running them concurrently keeps the test near one bound (~1 min) instead of their sum.
+	type key struct{ backend, id string }
+	type outcome struct {
+		states []string
+		exit   int
+	}
+	results := map[key]outcome{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	launch := func(backend, id string) {
+		wg.Go(func() {
+			states, exit := run(t, bin, backend, []string{id})
+			mu.Lock()
+			results[key{backend, id}] = outcome{states[id], exit}
+			mu.Unlock()
+		})
+	}
+	for _, id := range all {
+		launch("memory", id)
+	}
+	for variant, ids := range expectations {
+		for _, id := range ids {
+			launch("memory~"+variant, id)
+		}
+	}
+	wg.Wait()
+
+	t.Run("memory (control: the same specs pass)", func(t *testing.T) {
+		for _, id := range all {
+			o := results[key{"memory", id}]
+			if len(o.states) == 0 || !allPassed(o.states) || o.exit != 0 {
+				t.Errorf("[%s] on the unbroken reference: states %v, exit %d; want passed, 0", id, o.states, o.exit)
+			}
+		}
+	})
+	for variant, ids := range expectations {
+		t.Run(variant, func(t *testing.T) {
+			for _, id := range ids {
+				o := results[key{"memory~" + variant, id}]
+				if !anyFailed(o.states) {
+					t.Errorf("[%s] did not fail on memory~%s (states %v): the spec cannot see this defect", id, variant, o.states)
+				} else {
+					t.Logf("[%s] fails on memory~%s as it must (%v)", id, variant, o.states)
+				}
+				if o.exit == 0 {
+					t.Errorf("[%s] on memory~%s: suite exit code 0; want non-zero", id, variant)
+				}
+			}
+		})
+	}
+}
+
+// buildSuite compiles the suite's test binary once.
+func buildSuite(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "suite.test")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+	cmd.Dir = ".." // the suite package
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the suite binary: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// run runs the suite binary for backend, focused on ids, and returns each ID's spec states
+// (from the Ginkgo JSON report) and the exit code. Safe to call from any goroutine: it
+// reports problems with t.Errorf, never t.Fatal.
+func run(t *testing.T, bin, backend string, ids []string) (map[string][]string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	focus := `\[(` + strings.Join(ids, "|") + `)\] `
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestConformance$", "-ginkgo.focus="+focus, "-ginkgo.no-color")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PUBSUB_BACKENDS="+backend, "PUBSUB_REPORT_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	exit := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Errorf("run suite for %s: %v\n%s", backend, err, out)
+			return nil, -1
+		}
+		exit = ee.ExitCode()
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "ginkgo-"+backend+".json"))
+	if err != nil {
+		t.Errorf("read the JSON report for %s: %v\nsuite output:\n%s", backend, err, tail(string(out), 40))
+		return nil, -1
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		t.Errorf("parse the JSON report for %s: %v", backend, err)
+		return nil, -1
+	}
+	idRE := regexp.MustCompile(`^\[([A-Z]\d+)\] `)
+	states := map[string][]string{}
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			texts := append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText)
+			for _, tx := range texts {
+				if m := idRE.FindStringSubmatch(tx); m != nil {
+					states[m[1]] = append(states[m[1]], s.State.String())
+					if s.State.Is(types.SpecStateFailureStates) {
+						t.Logf("%s [%s] %s: %s", backend, m[1], s.State, firstLine(s.Failure.Message))
+					}
+				}
+			}
+		}
+	}
+	return states, exit
+}
+
+func anyFailed(states []string) bool {
+	for _, s := range states {
+		if s == types.SpecStateFailed.String() || s == types.SpecStateTimedout.String() {
+			return true
+		}
+	}
+	return false
+}
+
+func allPassed(states []string) bool {
+	for _, s := range states {
+		if s != types.SpecStatePassed.String() && s != types.SpecStateSkipped.String() {
+			return false
+		}
+	}
+	return true
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
