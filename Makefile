@@ -1,0 +1,76 @@
+# Pub/sub conformance harness.
+#
+#   make test          vet, unit tests, memory self-test, then conformance against real brokers
+#   make conformance   the spec suite against real brokers, one run per backend, then the matrix
+#
+# Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
+# PUBSUB_BROKERS=auto|local|container|external, specs with GINKGO_FLAGS="--label-filter='!slow'".
+
+GO       ?= go
+GINKGO   ?= $(GO) tool ginkgo
+comma    := ,
+BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),kafka pulsar pulsar-persistent)
+# Parallel Ginkgo processes per backend run: specs mostly wait on the broker, and every spec
+# uses its own topics and subscriptions.
+PROCS        ?= 2
+GINKGO_FLAGS ?=
+# One backend run never takes longer than this (Ginkgo's suite timeout).
+SUITE_TIMEOUT ?= 45m
+REPORTS      := reports/out
+# Unit tests: everything but the suite packages, which have their own targets.
+UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/suite')
+UNIT_FLAGS ?= -short
+
+.PHONY: all test vet unit catalogue selftest conformance brokers report gate clean help
+
+all: test
+
+help:
+	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+
+## test: the whole check, as CI runs it
+test: vet unit catalogue selftest conformance
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test $(UNIT_FLAGS) $(UNIT_PKGS)
+
+# The committed catalogue (reports/catalogue.md) must match the specs' MUST comments.
+catalogue:
+	@if [ -d reports/cmd/catalogue ]; then $(GO) run ./reports/cmd/catalogue -check; fi
+
+## selftest: the catalogue on the in-process reference backend (must pass) and on its known-bad
+## variants (the matching specs must fail). No broker; about two minutes. Its reports go to
+## reports/out/selftest/ so the reference never shows up in the conformance matrix.
+selftest:
+	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
+	$(GO) test -count=1 ./suite/selftest
+
+## conformance: one suite run per backend; JUnit, Ginkgo JSON and meta into reports/out
+conformance:
+	@mkdir -p $(REPORTS)
+	@status=0; for b in $(BACKENDS); do \
+	  echo "== conformance: $$b"; \
+	  PUBSUB_BACKENDS=$$b $(GINKGO) --procs=$(PROCS) --timeout=$(SUITE_TIMEOUT) $(GINKGO_FLAGS) ./suite || status=1; \
+	done; \
+	if [ -d reports/cmd/compare ]; then \
+	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/junit-$(b).xml) || status=1; \
+	fi; \
+	exit $$status
+
+## brokers: pre-fetch the broker jars into the cache (so a run does not resolve them)
+brokers:
+	$(GO) run ./fixtures/cmd/brokers fetch
+
+## report: the behaviour x backend matrix (terminal, reports/out/compare.md and .html)
+report:
+	$(GO) run ./reports/cmd/compare
+
+## gate: fail on anything worse than the accepted baseline in ci/baseline.yaml
+gate:
+	$(GO) run ./reports/cmd/compare -gate ci/baseline.yaml
+
+clean:
+	rm -rf $(REPORTS)
