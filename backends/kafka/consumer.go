@@ -138,7 +138,8 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	case <-ctx.Done():
 		err = errors.Join(backends.CtxErr(ctx, fmt.Sprintf("kafka consumer %s on %s: waiting for the group join and assignment", group, c.name)), c.lastError())
 	}
-	_ = c.Close(context.Background())
+	// Leaving the group may take a while with a sick broker; Consumer must not block past ctx.
+	go func() { _ = c.Close(context.Background()) }()
 	return nil, err
 }
 
