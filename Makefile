@@ -45,7 +45,7 @@ catalogue:
 ## variants (the matching specs must fail). No broker; about two minutes. Its reports go to
 ## reports/out/selftest/ so the reference never shows up in the conformance matrix.
 selftest:
-	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
+	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
 	$(GO) test -count=1 ./suite/selftest
 
 ## conformance: one suite run per backend; JUnit, Ginkgo JSON and meta into reports/out

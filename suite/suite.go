@@ -577,23 +577,38 @@ func tailFile(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// ReportDir is where report files go: PUBSUB_REPORT_DIR, else reports/out at the module root
-// (found by walking up to go.mod, so `go test ./suite` and `ginkgo ./suite` agree).
+// ReportDir is where report files go: PUBSUB_REPORT_DIR (a relative path is taken from the
+// module root), else reports/out at the module root. The root is found by walking up to go.mod,
+// so `go test ./suite` and `ginkgo ./suite` (which run in suite/) agree with `make`.
 func ReportDir() (string, error) {
-	if d := os.Getenv("PUBSUB_REPORT_DIR"); d != "" {
-		return d, os.MkdirAll(d, 0o755)
+	root, err := moduleRoot()
+	d := os.Getenv("PUBSUB_REPORT_DIR")
+	switch {
+	case d != "" && filepath.IsAbs(d):
+	case err != nil:
+		return "", err
+	case d != "":
+		d = filepath.Join(root, d)
+	default:
+		d = filepath.Join(root, "reports", "out")
 	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("report dir: %w", err)
+	}
+	return d, nil
+}
+
+func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("report dir: %w", err)
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			out := filepath.Join(d, "reports", "out")
-			return out, os.MkdirAll(out, 0o755)
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("report dir: no go.mod above %s; set PUBSUB_REPORT_DIR", dir)
+			return "", fmt.Errorf("report dir: no go.mod above %s; set PUBSUB_REPORT_DIR to an absolute path", dir)
 		}
 	}
 }

@@ -1,0 +1,44 @@
+package suite
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+)
+
+func TestSelected(t *testing.T) {
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	got, err := Selected("", env(""))
+	if err != nil || !slices.Equal(got, []string{"memory"}) {
+		t.Errorf("default = %v, %v; want [memory]", got, err)
+	}
+	got, err = Selected("", env(" kafka, pulsar ,kafka,"))
+	if err != nil || !slices.Equal(got, []string{"kafka", "pulsar"}) {
+		t.Errorf("env list = %v, %v; want [kafka pulsar]", got, err)
+	}
+	got, err = Selected("pulsar-persistent", env("kafka"))
+	if err != nil || !slices.Equal(got, []string{"pulsar-persistent"}) {
+		t.Errorf("flag over env = %v, %v", got, err)
+	}
+	_, err = Selected("kafak", env(""))
+	if !errors.Is(err, backends.ErrUnknownBackend) || !strings.Contains(err.Error(), "kafka") || !strings.Contains(err.Error(), "PUBSUB_BACKENDS") {
+		t.Errorf("unknown backend error %v should name the variable and list the known backends", err)
+	}
+}
+
+func TestKinds(t *testing.T) {
+	if k, ok := KindFor("pulsar~nack-noop"); !ok || k != fixtures.Pulsar {
+		t.Errorf("a mutant needs its base's broker: %v %v", k, ok)
+	}
+	if _, ok := KindFor("memory"); ok {
+		t.Error("memory needs no broker")
+	}
+	got := Kinds([]string{"pulsar-persistent", "memory", "kafka", "pulsar"})
+	if !slices.Equal(got, []fixtures.Kind{fixtures.Kafka, fixtures.Pulsar}) {
+		t.Errorf("Kinds = %v; want one Kafka and one Pulsar", got)
+	}
+}
