@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 
 	"github.com/pubsub-conformance/harness/backends"
@@ -31,7 +33,160 @@ func init() {
 			Bases:  []string{Name},
 			Wrap:   func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
 		},
+		mutants.Variant{
+			Name:   "timeout-not-wrapped",
+			Defect: "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
+			Bases:  []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
+			},
+		},
+		mutants.Variant{
+			Name:   "ack-noop",
+			Defect: "Ack does nothing: acknowledged messages come again after a reopen",
+			Bases:  []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
+			},
+		},
+		mutants.Variant{
+			Name:   "duplicates",
+			Defect: "every message is delivered twice in steady state",
+			Bases:  []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
+			},
+		},
+		mutants.Variant{
+			Name:   "drops-empty-properties",
+			Defect: "properties with an empty value are dropped in transit",
+			Bases:  []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
+			},
+		},
+		mutants.Variant{
+			Name:   "shared-fans-out",
+			Defect: "consumers of one shared subscription each get every message instead of competing",
+			Bases:  []string{Name},
+			Wrap:   func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
+		},
+		mutants.Variant{
+			Name:   "accepts-invalid-topics",
+			Defect: "invalid topic strings are silently mapped to a flow topic instead of rejected",
+			Bases:  []string{Name},
+			Wrap:   func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
+		},
 	)
+}
+
+// consumerWrapper decorates every consumer a backend hands out.
+type consumerWrapper struct {
+	backends.Backend
+	wrap func(backends.Consumer) backends.Consumer
+}
+
+func wrapConsumers(b backends.Backend, wrap func(backends.Consumer) backends.Consumer) backends.Backend {
+	return &consumerWrapper{Backend: b, wrap: wrap}
+}
+
+func (w *consumerWrapper) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	c, err := w.Backend.Consumer(ctx, topic, sub, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return w.wrap(c), nil
+}
+
+type plainTimeout struct{ backends.Consumer }
+
+func (c *plainTimeout) Receive(ctx context.Context) (backends.Delivery, error) {
+	d, err := c.Consumer.Receive(ctx)
+	if err != nil && errors.Is(err, backends.ErrTimeout) {
+		return d, errors.New("no message")
+	}
+	return d, err
+}
+
+type ackNoop struct{ backends.Consumer }
+
+func (c *ackNoop) Ack(context.Context, backends.Delivery) error { return nil }
+
+// twice returns every delivery a second time on the next Receive.
+type twice struct {
+	backends.Consumer
+	mu    sync.Mutex
+	again *backends.Delivery
+}
+
+func (c *twice) Receive(ctx context.Context) (backends.Delivery, error) {
+	c.mu.Lock()
+	if d := c.again; d != nil {
+		c.again = nil
+		c.mu.Unlock()
+		return *d, nil
+	}
+	c.mu.Unlock()
+	d, err := c.Consumer.Receive(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.again = &d
+		c.mu.Unlock()
+	}
+	return d, err
+}
+
+type dropEmpty struct{ backends.Consumer }
+
+func (c *dropEmpty) Receive(ctx context.Context) (backends.Delivery, error) {
+	d, err := c.Consumer.Receive(ctx)
+	for k, v := range d.Properties {
+		if v == "" {
+			delete(d.Properties, k)
+		}
+	}
+	return d, err
+}
+
+type sharedFansOut struct{ backends.Backend }
+
+func (b *sharedFansOut) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	return b.Backend.Consumer(ctx, topic, sub, append(opts, backends.WithMode(backends.Unique))...)
+}
+
+// acceptsInvalid maps anything it cannot parse to flow:tg:<sanitised string>.
+type acceptsInvalid struct{ backends.Backend }
+
+func (b *acceptsInvalid) fix(topic string) string {
+	if _, err := backends.ParseTopic(topic); err == nil {
+		return topic
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, topic)
+	return "flow:tg:x" + clean
+}
+
+func (b *acceptsInvalid) CreateTopic(ctx context.Context, t string, o ...backends.TopicOption) error {
+	return b.Backend.CreateTopic(ctx, b.fix(t), o...)
+}
+func (b *acceptsInvalid) EnsureTopic(ctx context.Context, t string, o ...backends.TopicOption) error {
+	return b.Backend.EnsureTopic(ctx, b.fix(t), o...)
+}
+func (b *acceptsInvalid) DeleteTopic(ctx context.Context, t string) error {
+	return b.Backend.DeleteTopic(ctx, b.fix(t))
+}
+func (b *acceptsInvalid) TopicExists(ctx context.Context, t string) (bool, error) {
+	return b.Backend.TopicExists(ctx, b.fix(t))
+}
+func (b *acceptsInvalid) Producer(ctx context.Context, t string) (backends.Producer, error) {
+	return b.Backend.Producer(ctx, b.fix(t))
+}
+func (b *acceptsInvalid) Consumer(ctx context.Context, t, sub string, o ...backends.ConsumerOption) (backends.Consumer, error) {
+	return b.Backend.Consumer(ctx, b.fix(t), sub, o...)
 }
 
 type closeUnsubscribes struct{ *Backend }

@@ -25,14 +25,20 @@ import (
 // memory is timing-dependent (unconfirmed-send: a goroutine per Send usually still lands in
 // order in-process) are left out rather than made flaky.
 var expectations = map[string][]string{
-	"nack-noop":            {"A1", "A5"},
-	"ack-commits-position": {"A2"},
-	"exists-always-true":   {"L1", "L2", "L3"},
-	"ready-poll-discards":  {"T2", "D6"},
-	"unique-shares-group":  {"G2"},
-	"flow-short-retention": {"T1"},
-	"close-unsubscribes":   {"R1", "R2", "A3"},
-	"latest-race":          {"D2", "R2"},
+	"nack-noop":              {"A1", "A5"},
+	"ack-commits-position":   {"A2"},
+	"exists-always-true":     {"L1", "L2", "L3"},
+	"ready-poll-discards":    {"T2", "D6"},
+	"unique-shares-group":    {"G2"},
+	"flow-short-retention":   {"T1"},
+	"close-unsubscribes":     {"R1", "R2", "A3"},
+	"latest-race":            {"D2", "R2"},
+	"timeout-not-wrapped":    {"D7"},
+	"ack-noop":               {"A4"},
+	"duplicates":             {"D3", "G1"},
+	"drops-empty-properties": {"D1"},
+	"shared-fans-out":        {"G1", "G3"},
+	"accepts-invalid-topics": {"L4"},
 }
 
 func TestBrokenReferenceVariantsFailTheirSpecs(t *testing.T) {
