@@ -45,6 +45,15 @@ type KafkaConfig struct {
 	Extra map[string]string
 	// Debug is librdkafka's debug contexts (KAFKA_DEBUG=cgrp,topic,fetch), logged to Config.Log.
 	Debug string
+	// AdminExtra is passed to the admin client only, after Extra (KAFKA_ADMIN_CONFIG_<key>=value):
+	// for deployments whose topic administration uses another principal than the data path.
+	// When set, the backend runs a separate admin client instead of sharing the producer's.
+	AdminExtra map[string]string
+	// ConsumerNoWait makes Consumer() return right after subscribing, without waiting for the
+	// group join and partition assignment (KAFKA_CONSUMER_NO_WAIT=true). For callers that
+	// accept losing what is sent before the assignment in exchange for a fast start; the
+	// default (false) waits, as the contract requires.
+	ConsumerNoWait bool
 }
 
 // PulsarConfig holds the Pulsar client and admin settings. Auth fields reach client and admin.
@@ -52,6 +61,9 @@ type PulsarConfig struct {
 	Host     string // PULSAR_HOST: pulsar://host:6650
 	AdminURL string // PULSAR_ADMIN_URL: http://host:8080
 	APIKey   string // PULSAR_API_KEY: a token, sent by the client and on every admin call
+	// AdminAPIKey is the token for admin REST calls when administration uses another role than
+	// the data path (PULSAR_ADMIN_API_KEY); empty means APIKey.
+	AdminAPIKey string
 	// TLSTrustCertsFile is the CA for pulsar+ssl:// and https:// (PULSAR_TLS_TRUST_CERTS_FILE).
 	TLSTrustCertsFile string
 	// AllPersistent maps every class to persistent:// topics (PULSAR_ALL_PERSISTENT=true);
@@ -146,6 +158,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			Host:              getenv("PULSAR_HOST"),
 			AdminURL:          getenv("PULSAR_ADMIN_URL"),
 			APIKey:            getenv("PULSAR_API_KEY"),
+			AdminAPIKey:       getenv("PULSAR_ADMIN_API_KEY"),
 			TLSTrustCertsFile: getenv("PULSAR_TLS_TRUST_CERTS_FILE"),
 		},
 	}
@@ -158,6 +171,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: KAFKA_REPLICATION_FACTOR=%q is not a positive integer", ErrInvalidConfig, v)
 		}
 		cfg.Kafka.ReplicationFactor = n
+	}
+	if v := getenv("KAFKA_CONSUMER_NO_WAIT"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: KAFKA_CONSUMER_NO_WAIT=%q is not a boolean", ErrInvalidConfig, v)
+		}
+		cfg.Kafka.ConsumerNoWait = b
 	}
 	if v := getenv("PULSAR_ALL_PERSISTENT"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -189,10 +209,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
+// KafkaAdminExtraFromEnviron collects KAFKA_ADMIN_CONFIG_<KEY>=value pairs like
+// KafkaExtraFromEnviron, for KafkaConfig.AdminExtra.
+func KafkaAdminExtraFromEnviron(environ []string) map[string]string {
+	return extraFromEnviron(environ, "KAFKA_ADMIN_CONFIG_")
+}
+
 // KafkaExtraFromEnviron collects KAFKA_CONFIG_<KEY>=value pairs from environ ("k=v" strings) into
 // librdkafka keys: KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10 -> fetch.wait.max.ms=10.
 func KafkaExtraFromEnviron(environ []string) map[string]string {
-	const prefix = "KAFKA_CONFIG_"
+	return extraFromEnviron(environ, "KAFKA_CONFIG_")
+}
+
+func extraFromEnviron(environ []string, prefix string) map[string]string {
 	var out map[string]string
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")

@@ -238,7 +238,7 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 func memoryEnv(env *specs.Env, name string) {
 	_, variant := mutants.Split(name)
 	wrap := func(b backends.Backend) backends.Backend { return b }
-	if v, ok := mutants.Lookup(variant); ok && v.Wrap != nil {
+	if v, ok := mutants.LookupFor(memory.Name, variant); ok && v.Wrap != nil {
 		wrap = v.Wrap
 	}
 	env.Auth = func(context.Context) (specs.AuthTarget, error) {

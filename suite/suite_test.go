@@ -28,9 +28,10 @@ import (
 var backendsFlag = flag.String("pubsub-backends", "", "comma-separated backends to test (default $PUBSUB_BACKENDS, else memory)")
 
 func init() {
-	// Known-bad variants of the reference backend ("memory~nack-noop", ...) for the self-test
-	// that proves the specs fail (suite/selftest). They need no broker.
-	mutants.Register(memory.Name)
+	// Known-bad variants ("memory~nack-noop", "kafka~latest-race", ...) for the self-test that
+	// proves the specs fail (suite/selftest) and for `make mutants` (suite/cmd/mutants). They
+	// are only registry entries: a run tests them only when PUBSUB_BACKENDS names them.
+	mutants.Register(memory.Name, "kafka", "pulsar", "pulsar-persistent")
 }
 
 func TestMain(m *testing.M) {

@@ -129,6 +129,10 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		b.rememberGroup(c.name, group)
 	}
 	go c.run()
+	if b.cfg.Kafka.ConsumerNoWait {
+		// Documented opt-out (KAFKA_CONSUMER_NO_WAIT): live only once the group assigns.
+		return c, nil
+	}
 
 	select {
 	case <-c.ready:

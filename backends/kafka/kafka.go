@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		b.bgDone.Wait()
 		return nil, configErr(err, cfg.Kafka.Extra)
 	}
-	b.admin, err = ck.NewAdminClientFromProducer(b.prod)
+	b.admin, err = b.newAdmin() // the producer's handle unless AdminExtra is set
 	if err != nil {
 		b.prod.Close()
 		close(b.done)

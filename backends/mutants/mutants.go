@@ -49,8 +49,8 @@ func (v Variant) Applies(base string) bool {
 	return false
 }
 
-// Catalogue lists the decorator variants. Backend-internal variants (latest-race,
-// close-unsubscribes, auth-admin-only) are appended by the backends that can express them.
+// Catalogue lists the variants. The broker backends' internal variants (latest-race,
+// close-unsubscribes, auth-admin-only) are in inside.go; the reference backend appends its own.
 var Catalogue = []Variant{
 	{
 		Name:   "nack-noop",
@@ -107,7 +107,7 @@ var Catalogue = []Variant{
 	},
 }
 
-// Lookup finds a variant by name in Catalogue.
+// Lookup finds a variant by name in Catalogue (the first of that name; see LookupFor).
 func Lookup(name string) (Variant, bool) {
 	for _, v := range Catalogue {
 		if v.Name == name {
@@ -115,6 +115,28 @@ func Lookup(name string) (Variant, bool) {
 		}
 	}
 	return Variant{}, false
+}
+
+// LookupFor finds the variant of that name that applies to base: one defect may have a
+// different implementation per base (close-unsubscribes on memory and on the brokers).
+func LookupFor(base, name string) (Variant, bool) {
+	for _, v := range Catalogue {
+		if v.Name == name && v.Applies(base) {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// For lists the variants that apply to base, in catalogue order.
+func For(base string) []Variant {
+	var out []Variant
+	for _, v := range Catalogue {
+		if v.Applies(base) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Split separates "kafka~nack-noop" into its base and variant ("kafka", "nack-noop"); a name
@@ -155,6 +177,7 @@ func Register(bases ...string) {
 type backend struct {
 	backends.Backend
 	wrapConsumer  func(backends.Consumer) backends.Consumer
+	wrapNamed     func(c backends.Consumer, topic, subscription string) backends.Consumer
 	afterConsumer func(ctx context.Context, c backends.Consumer)
 }
 
@@ -168,6 +191,9 @@ func (b *backend) Consumer(ctx context.Context, topic, sub string, opts ...backe
 	}
 	if b.wrapConsumer != nil {
 		c = b.wrapConsumer(c)
+	}
+	if b.wrapNamed != nil {
+		c = b.wrapNamed(c, topic, sub)
 	}
 	return c, nil
 }

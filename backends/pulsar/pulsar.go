@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 	if pc.NackRedeliveryDelay < 0 {
 		return nil, fmt.Errorf("%w: pulsar: negative nack redelivery delay %v", backends.ErrInvalidConfig, pc.NackRedeliveryDelay)
 	}
-	adm, err := newAdmin(pc.AdminURL, pc.APIKey, pc.TLSTrustCertsFile)
+	adm, err := newAdmin(pc.AdminURL, adminToken(pc), pc.TLSTrustCertsFile)
 	if err != nil {
 		return nil, fmt.Errorf("pulsar: %w", err)
 	}
@@ -154,10 +154,7 @@ func (b *Backend) Name() string { return b.name }
 // Unsupported declares what non-persistent topics make impossible; in AllPersistent mode the
 // backend claims the whole contract.
 func (b *Backend) Unsupported() map[backends.Capability]string {
-	out := map[backends.Capability]string{
-		backends.CapRetentionExpiry: "Pulsar sets retention in whole minutes and deletes only whole, closed ledgers; " +
-			"a topic that keeps being written keeps its open ledger, so a seconds-scale retention never visibly expires",
-	}
+	out := map[backends.Capability]string{}
 	if !b.allPers {
 		out[backends.CapTransientRedelivery] = "request, response and notify map to non-persistent:// topics (TrustGraph's mapping): " +
 			"the broker keeps no copy, so a nacked or unacknowledged message cannot be delivered again"
