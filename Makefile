@@ -2,6 +2,7 @@
 #
 #   make test          vet, unit tests, memory self-test, then conformance against real brokers
 #   make conformance   the spec suite against real brokers, one run per backend, then the matrix
+#   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #
 # Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
 # PUBSUB_BROKERS=auto|local|container|external, specs with GINKGO_FLAGS="--label-filter='!slow'".
@@ -21,12 +22,12 @@ REPORTS      := reports/out
 UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/suite')
 UNIT_FLAGS ?= -short
 
-.PHONY: all test vet unit catalogue selftest conformance brokers report gate clean help
+.PHONY: all test vet unit catalogue selftest conformance mutants brokers report gate clean help
 
 all: test
 
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
 
 ## test: the whole check, as CI runs it
 test: vet unit catalogue selftest conformance
@@ -59,6 +60,13 @@ conformance:
 	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/junit-$(b).xml) || status=1; \
 	fi; \
 	exit $$status
+
+## mutants: one suite run per base (the unmodified base and all its known-bad variants in it);
+## fails if a variant survives or the base fails anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b.
+MUTANT_BASES    ?= kafka,pulsar,pulsar-persistent
+MUTANT_VARIANTS ?=
+mutants:
+	$(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(PROCS) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
 
 ## brokers: pre-fetch the broker jars into the cache (so a run does not resolve them)
 brokers:

@@ -1,0 +1,387 @@
+// Command mutants measures the suite's detection power: for each base backend it runs the
+// conformance suite once against the unmodified base and every known-bad variant of it
+// ("<base>~<variant>", see backends/mutants) in ONE Ginkgo run (one broker start), then writes
+// reports/out/mutants.md: per variant, the catalogue specs that failed (KILLED) or SURVIVED, and
+// the first failing spec's message.
+//
+// It exits non-zero when a variant survives or the unmodified base fails anything.
+//
+//	go run ./suite/cmd/mutants                       # kafka, pulsar, pulsar-persistent
+//	go run ./suite/cmd/mutants -bases memory         # fast: the reference, no broker
+//	go run ./suite/cmd/mutants -bases kafka -variants nack-noop,latest-race
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/pubsub-conformance/harness/backends/mutants"
+	// The variant catalogue is complete only with the backends' own additions.
+	_ "github.com/pubsub-conformance/harness/backends/memory"
+)
+
+type options struct {
+	bases       []string
+	variants    []string // empty: every applicable variant
+	procs       int
+	labelFilter string // extra filter, ANDed with the default one
+	timeout     time.Duration
+	out         string // the markdown file
+	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
+	moduleRoot  string
+}
+
+func main() {
+	var o options
+	var bases, variants string
+	flag.StringVar(&bases, "bases", "kafka,pulsar,pulsar-persistent", "comma-separated base backends (memory: the fast reference run)")
+	flag.StringVar(&variants, "variants", "", "comma-separated variants to run (default: every variant that applies to a base)")
+	flag.IntVar(&o.procs, "procs", 2, "parallel Ginkgo processes per base run")
+	flag.StringVar(&o.labelFilter, "label-filter", "", "extra Ginkgo label filter, ANDed with the default (no slow specs; S1 only where it can kill)")
+	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "bound of one base run")
+	flag.StringVar(&o.out, "out", "reports/out/mutants.md", "the markdown report")
+	flag.Parse()
+	o.bases = splitList(bases)
+	o.variants = splitList(variants)
+
+	root, err := findModuleRoot()
+	if err != nil {
+		fail(err)
+	}
+	o.moduleRoot = root
+	if !filepath.IsAbs(o.out) {
+		o.out = filepath.Join(root, o.out)
+	}
+	o.reportDir = filepath.Join(filepath.Dir(o.out), "mutants")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := run(ctx, o, os.Stdout)
+	if err != nil {
+		fail(err)
+	}
+	if !res.ok() {
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "mutants:", err)
+	os.Exit(2)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Outcome is one backend's result in one base run.
+type Outcome struct {
+	Backend string   // "kafka" or "kafka~nack-noop"
+	Base    string   // "kafka"
+	Variant string   // "" for the unmodified base
+	Defect  string   // the variant's one-line defect
+	Failed  []string // catalogue IDs with a failed spec, sorted
+	Passed  int      // specs that passed
+	Skipped int      // specs skipped (capability, filter)
+	// FirstID and FirstMessage are the first failing spec (catalogue order) and its message.
+	FirstID, FirstMessage string
+	Missing               bool // no report for the backend: the run broke before it
+}
+
+// Killed reports whether a variant was caught.
+func (o Outcome) Killed() bool { return len(o.Failed) > 0 }
+
+// Results is the whole run.
+type Results struct {
+	Outcomes []Outcome
+	Runs     []BaseRun
+}
+
+// BaseRun is one suite run.
+type BaseRun struct {
+	Base     string
+	Backends int
+	Took     time.Duration
+	Exit     int
+	Filter   string
+}
+
+func (r Results) ok() bool {
+	for _, o := range r.Outcomes {
+		if o.Missing || (o.Variant == "" && (len(o.Failed) > 0 || o.Passed == 0)) || (o.Variant != "" && !o.Killed()) {
+			return false
+		}
+	}
+	return len(r.Outcomes) > 0
+}
+
+// run builds the suite binary once and runs it per base.
+func run(ctx context.Context, o options, w io.Writer) (Results, error) {
+	var res Results
+	for _, b := range o.bases {
+		if len(mutants.For(b)) == 0 {
+			return res, fmt.Errorf("base %q has no variants (bases with variants: kafka, pulsar, pulsar-persistent, memory)", b)
+		}
+	}
+	for _, v := range o.variants {
+		found := false
+		for _, b := range o.bases {
+			if _, ok := mutants.LookupFor(b, v); ok {
+				found = true
+			}
+		}
+		if !found {
+			return res, fmt.Errorf("variant %q applies to none of the bases %v", v, o.bases)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "mutants-")
+	if err != nil {
+		return res, fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	// A private binary: concurrent `ginkgo ./suite` runs rewrite suite/suite.test.
+	bin := filepath.Join(tmp, "suite.test")
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./suite")
+	build.Dir = o.moduleRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		return res, fmt.Errorf("build the suite binary: %w\n%s", err, out)
+	}
+	fmt.Fprintf(w, "mutants: suite binary built in %s\n", time.Since(start).Round(100*time.Millisecond))
+
+	total := time.Now()
+	for _, base := range o.bases {
+		names := []string{base}
+		for _, v := range mutants.For(base) {
+			if len(o.variants) == 0 || slices.Contains(o.variants, v.Name) {
+				names = append(names, base+mutants.Separator+v.Name)
+			}
+		}
+		dir := filepath.Join(o.reportDir, base)
+		if err := os.RemoveAll(dir); err != nil {
+			return res, fmt.Errorf("clear %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, fmt.Errorf("report dir: %w", err)
+		}
+		filter := labelFilter(base, names, o.labelFilter)
+		fmt.Fprintf(w, "mutants: %s: %d backends in one run (procs %d, label filter %q)\n", base, len(names), o.procs, filter)
+		br, err := runBase(ctx, o, bin, tmp, dir, names, filter, w)
+		br.Base = base
+		if err != nil {
+			return res, err
+		}
+		res.Runs = append(res.Runs, br)
+		for _, n := range names {
+			out, err := readOutcome(filepath.Join(dir, "ginkgo-"+n+".json"), n)
+			if err != nil {
+				fmt.Fprintf(w, "mutants: %s: %v\n", n, err)
+			}
+			res.Outcomes = append(res.Outcomes, out)
+		}
+		fmt.Fprintf(w, "mutants: %s done in %s (exit %d)\n", base, br.Took.Round(time.Second), br.Exit)
+	}
+	md := Markdown(res, time.Since(total))
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return res, fmt.Errorf("report dir: %w", err)
+	}
+	if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+		return res, fmt.Errorf("write %s: %w", o.out, err)
+	}
+	fmt.Fprint(w, Table(res))
+	fmt.Fprintf(w, "mutants: %s (total %s)\n", o.out, time.Since(total).Round(time.Second))
+	return res, nil
+}
+
+// labelFilter keeps the run short: no slow specs (R4's private broker restart, T3's expiry
+// wait; no variant needs them), and S1 only on the base and auth-admin-only, because on a
+// Pulsar base every S1 starts a private token-auth broker.
+func labelFilter(base string, names []string, extra string) string {
+	var s1 []string
+	for _, n := range names {
+		if _, v := mutants.Split(n); v == "" || v == "auth-admin-only" {
+			s1 = append(s1, "backend:"+n)
+		}
+	}
+	f := "!slow && (!security || " + strings.Join(s1, " || ") + ")"
+	if extra != "" {
+		f = "(" + f + ") && (" + extra + ")"
+	}
+	return f
+}
+
+func runBase(ctx context.Context, o options, bin, work, dir string, names []string, filter string, w io.Writer) (BaseRun, error) {
+	br := BaseRun{Backends: len(names), Filter: filter}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout+2*time.Minute)
+	defer cancel()
+	args := []string{"tool", "ginkgo", fmt.Sprintf("--procs=%d", o.procs), "--timeout=" + o.timeout.String(),
+		"--label-filter=" + filter, "--no-color", "--succinct", bin}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = o.moduleRoot // `go tool` needs the module; the binary runs in its own directory
+	cmd.Env = append(os.Environ(), "PUBSUB_BACKENDS="+strings.Join(names, ","), "PUBSUB_REPORT_DIR="+dir)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // let Ginkgo stop brokers
+	cmd.WaitDelay = 90 * time.Second
+	logPath := filepath.Join(dir, "run.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return br, fmt.Errorf("run log: %w", err)
+	}
+	defer logf.Close()
+	cmd.Stdout = io.MultiWriter(logf, progressOnly{w: w, seen: map[string]bool{}})
+	cmd.Stderr = logf
+	start := time.Now()
+	err = cmd.Run()
+	br.Took = time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		br.Exit = ee.ExitCode() // failing specs are the point; the reports say which
+	default:
+		return br, fmt.Errorf("run the suite for %v: %w (log %s)", names, err, logPath)
+	}
+	return br, nil
+}
+
+// progressOnly passes the suite's "[pubsub]" progress lines (broker start, report dir) through,
+// once each (Ginkgo repeats a process's output in its failure summaries).
+type progressOnly struct {
+	w    io.Writer
+	seen map[string]bool
+}
+
+func (p progressOnly) Write(b []byte) (int, error) {
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.Contains(l, "[pubsub]") && !p.seen[l] {
+			p.seen[l] = true
+			_, _ = io.WriteString(p.w, "  "+strings.TrimLeft(l, " "))
+		}
+	}
+	return len(b), nil
+}
+
+var idRE = regexp.MustCompile(`\[([A-Z]\d+)\]`)
+
+// readOutcome reads one backend's Ginkgo JSON report.
+func readOutcome(path, backend string) (Outcome, error) {
+	base, variant := mutants.Split(backend)
+	out := Outcome{Backend: backend, Base: base, Variant: variant}
+	if v, ok := mutants.LookupFor(base, variant); ok {
+		out.Defect = v.Defect
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		out.Missing = true
+		return out, fmt.Errorf("no report (the run broke before it): %w", err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		out.Missing = true
+		return out, fmt.Errorf("parse %s: %w", path, err)
+	}
+	classify(&out, reports)
+	return out, nil
+}
+
+// classify fills the outcome from the specs of the report. A failure of a suite-level node
+// (broker start) counts as a failure of every backend, under the ID "setup".
+func classify(out *Outcome, reports []types.Report) {
+	type failure struct{ id, msg string }
+	var fails []failure
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType != types.NodeTypeIt {
+				if s.State.Is(types.SpecStateFailureStates) {
+					fails = append(fails, failure{"setup", oneLine(s.Failure.Message)})
+				}
+				continue
+			}
+			switch {
+			case s.State == types.SpecStatePassed:
+				out.Passed++
+			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
+				out.Skipped++
+			case s.State.Is(types.SpecStateFailureStates):
+				id := "?"
+				for _, tx := range append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText) {
+					if m := idRE.FindStringSubmatch(tx); m != nil {
+						id = m[1]
+					}
+				}
+				msg := oneLine(s.Failure.Message)
+				if s.State != types.SpecStateFailed {
+					msg = s.State.String() + ": " + msg
+				}
+				fails = append(fails, failure{id, msg})
+			}
+		}
+	}
+	sort.SliceStable(fails, func(i, j int) bool { return idLess(fails[i].id, fails[j].id) })
+	for _, f := range fails {
+		if !slices.Contains(out.Failed, f.id) {
+			out.Failed = append(out.Failed, f.id)
+		}
+	}
+	if len(fails) > 0 {
+		out.FirstID, out.FirstMessage = fails[0].id, fails[0].msg
+	}
+}
+
+// idLess orders catalogue IDs as the catalogue does: D, T, G, A, R, L, S, then numbers.
+func idLess(a, b string) bool {
+	const order = "DTGARLS"
+	ka, kb := strings.IndexByte(order, a[0]), strings.IndexByte(order, b[0])
+	if ka != kb {
+		return ka < kb
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// oneLine squeezes a Gomega failure into one line of at most 300 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}
+
+func findModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s: run from the harness module", dir)
+		}
+	}
+}
