@@ -47,7 +47,7 @@ catalogue:
 ## reports/out/selftest/ so the reference never shows up in the conformance matrix.
 selftest:
 	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
-	$(GO) test -count=1 ./suite/selftest
+	$(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
 
 ## conformance: one suite run per backend; JUnit, Ginkgo JSON and meta into reports/out
 conformance:

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func spec(text string, state types.SpecState, msg string) types.SpecReport {
+	return types.SpecReport{
+		LeafNodeType:            types.NodeTypeIt,
+		ContainerHierarchyTexts: []string{"pub/sub conformance of kafka~x", "delivery"},
+		LeafNodeText:            text,
+		State:                   state,
+		Failure:                 types.Failure{Message: msg},
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name   string
+		specs  []types.SpecReport
+		failed []string
+		first  string
+		msg    string
+	}{
+		{"all pass", []types.SpecReport{spec("[D1] x", types.SpecStatePassed, "")}, nil, "", ""},
+		{"catalogue order, not report order",
+			[]types.SpecReport{
+				spec("[R1] close", types.SpecStateFailed, "gap lost"),
+				spec("[D2] right after", types.SpecStateFailed, "message sent 2 ms after\nConsumer() returned"),
+				spec("[A3] unacked", types.SpecStateTimedout, "hung"),
+				spec("[D10] x", types.SpecStateFailed, "ten"),
+			},
+			[]string{"D2", "D10", "A3", "R1"}, "D2", "message sent 2 ms after Consumer() returned"},
+		{"timeout is a kill, named", []types.SpecReport{spec("[A3] unacked", types.SpecStateTimedout, "hung")},
+			[]string{"A3"}, "A3", "timedout: hung"},
+		{"setup failure kills everything",
+			[]types.SpecReport{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "start brokers"}}},
+			[]string{"setup"}, "setup", "start brokers"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var o Outcome
+			classify(&o, []types.Report{{SpecReports: c.specs}})
+			if strings.Join(o.Failed, ",") != strings.Join(c.failed, ",") || o.FirstID != c.first || o.FirstMessage != c.msg {
+				t.Errorf("got failed %v first %q %q; want %v %q %q", o.Failed, o.FirstID, o.FirstMessage, c.failed, c.first, c.msg)
+			}
+		})
+	}
+}
+
+func TestVerdictsAndExit(t *testing.T) {
+	base := Outcome{Backend: "kafka", Base: "kafka", Passed: 20}
+	killed := Outcome{Backend: "kafka~a", Base: "kafka", Variant: "a", Failed: []string{"D2"}}
+	survived := Outcome{Backend: "kafka~b", Base: "kafka", Variant: "b", Passed: 20}
+	badBase := Outcome{Backend: "kafka", Base: "kafka", Failed: []string{"T1"}, Passed: 19}
+	for _, c := range []struct {
+		name string
+		r    Results
+		ok   bool
+	}{
+		{"all killed, base clean", Results{Outcomes: []Outcome{base, killed}}, true},
+		{"a survivor", Results{Outcomes: []Outcome{base, killed, survived}}, false},
+		{"base fails", Results{Outcomes: []Outcome{badBase, killed}}, false},
+		{"base ran nothing", Results{Outcomes: []Outcome{{Backend: "kafka", Base: "kafka"}, killed}}, false},
+		{"missing report", Results{Outcomes: []Outcome{base, {Backend: "kafka~c", Variant: "c", Missing: true}}}, false},
+		{"empty", Results{}, false},
+	} {
+		if got := c.r.ok(); got != c.ok {
+			t.Errorf("%s: ok() = %v, want %v", c.name, got, c.ok)
+		}
+	}
+	md := Markdown(Results{Outcomes: []Outcome{base, killed, survived}}, time.Minute)
+	for _, want := range []string{"| a | kafka | KILLED by D2 |", "| b | kafka | SURVIVED |", "**1/2 killed**"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestLabelFilter(t *testing.T) {
+	got := labelFilter("pulsar", []string{"pulsar", "pulsar~nack-noop", "pulsar~auth-admin-only"}, "")
+	want := "!slow && (!security || backend:pulsar || backend:pulsar~auth-admin-only)"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka)) && (acks)" {
+		t.Errorf("extra filter: got %q", got)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	root, err := findModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options{bases: []string{"nosuch"}, moduleRoot: root}
+	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "not a backend with variants") {
+		t.Errorf("unknown base: err %v", err)
+	}
+	o = options{bases: []string{"kafka"}, variants: []string{"nosuch"}, moduleRoot: root}
+	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "applies to none") {
+		t.Errorf("unknown variant: err %v", err)
+	}
+}
+
+// TestMemoryRun runs the whole driver on the reference backend (the fast mode, no broker), with
+// a filter that lets one variant be killed and another survive: the driver must tell them
+// apart and refuse the run. (suite/selftest checks that every reference variant is killed.)
+func TestMemoryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the suite binary (about 30 s)")
+	}
+	root, err := findModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := options{
+		bases: []string{"memory"}, variants: []string{"exists-always-true", "nack-noop"},
+		procs: 2, labelFilter: "lifecycle", timeout: 5 * time.Minute,
+		out: filepath.Join(dir, "mutants.md"), reportDir: filepath.Join(dir, "mutants"), moduleRoot: root,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	res, err := run(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, out := range res.Outcomes {
+		got[out.Backend] = verdict(out)
+	}
+	if !strings.HasPrefix(got["memory"], "base ok") {
+		t.Errorf("memory: %q, want base ok", got["memory"])
+	}
+	if !strings.HasPrefix(got["memory~exists-always-true"], "KILLED by L1") {
+		t.Errorf("exists-always-true: %q, want KILLED by L1...", got["memory~exists-always-true"])
+	}
+	if got["memory~nack-noop"] != "SURVIVED" { // the lifecycle specs cannot see a Nack defect
+		t.Errorf("nack-noop under a lifecycle-only filter: %q, want SURVIVED", got["memory~nack-noop"])
+	}
+	if res.ok() {
+		t.Error("a run with a survivor must not be ok")
+	}
+	md, err := os.ReadFile(o.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| nack-noop | memory | SURVIVED |") {
+		t.Errorf("mutants.md:\n%s", md)
+	}
+}
