@@ -80,7 +80,7 @@ func lifecycle(env *Env) {
 			c2 := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
 			after := receiveN(ctx, c2, len(fresh), arriveWithin, ack)
 			Expect(payloads(after.Got)).To(Equal(msgPayloads(fresh)),
-				"subscription %s must start fresh (earliest) on the re-created topic, not resume at its old position 3; %s", sub, after.describe())
+				"subscription %s must start fresh (earliest) on the re-created topic, not resume at its old position 3, and get the new messages in send order %v; %s", sub, msgPayloads(fresh), after.describe())
 		}, SpecTimeout(specTimeout))
 
 		// MUST reject invalid topic strings and classes with a clear error wrapping

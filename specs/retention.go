@@ -43,7 +43,7 @@ func retention(env *Env) {
 			c := subscribe(ctx, b, topic, unique("t2"), backends.WithPosition(backends.Earliest))
 			r := receiveN(ctx, c, len(sent), arriveWithin, ack)
 			Expect(payloads(r.Got)).To(Equal(msgPayloads(sent)),
-				"messages sent before any subscription existed must all reach a new earliest subscriber; %s", r.describe())
+				"messages sent before any subscription existed must all reach a new earliest subscriber, in send order %v; %s", msgPayloads(sent), r.describe())
 		}, SpecTimeout(specTimeout))
 
 		// MUST stop delivering messages older than a topic's retention: with a short
