@@ -237,10 +237,16 @@ func runBase(ctx context.Context, o options, bin, work, dir string, names []stri
 	br := BaseRun{Backends: len(names), Filter: filter}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout+2*time.Minute)
 	defer cancel()
-	args := []string{"tool", "ginkgo", fmt.Sprintf("--procs=%d", o.procs), "--timeout=" + o.timeout.String(),
+	// The ginkgo binary itself, not `go tool ginkgo`: an interrupt must reach Ginkgo so it
+	// stops the brokers (the go command does not pass it on).
+	ginkgo, err := exec.CommandContext(ctx, "go", "tool", "-n", "ginkgo").Output()
+	if err != nil {
+		return br, fmt.Errorf("locate ginkgo (go tool -n ginkgo): %w", err)
+	}
+	args := []string{fmt.Sprintf("--procs=%d", o.procs), "--timeout=" + o.timeout.String(),
 		"--label-filter=" + filter, "--no-color", "--succinct", bin}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = o.moduleRoot // `go tool` needs the module; the binary runs in its own directory
+	cmd := exec.CommandContext(ctx, strings.TrimSpace(string(ginkgo)), args...)
+	cmd.Dir = o.moduleRoot
 	cmd.Env = append(os.Environ(), "PUBSUB_BACKENDS="+strings.Join(names, ","), "PUBSUB_REPORT_DIR="+dir)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // let Ginkgo stop brokers
 	cmd.WaitDelay = 90 * time.Second
@@ -254,6 +260,9 @@ func runBase(ctx context.Context, o options, bin, work, dir string, names []stri
 	cmd.Stderr = logf
 	start := time.Now()
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		return br, fmt.Errorf("suite run for %v stopped: %w (log %s)", names, ctx.Err(), logPath)
+	}
 	br.Took = time.Since(start)
 	var ee *exec.ExitError
 	switch {
