@@ -121,7 +121,22 @@ func Lookup(name string) (Constructor, error) {
 	ctor, ok := registry[name]
 	registryMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, strings.Join(Names(), ", "))
+		// Known-bad variants ("kafka~nack-noop", see backends/mutants) are counted, not listed:
+		// a user who mistyped a backend wants the few real names.
+		var real []string
+		variants := 0
+		for _, n := range Names() {
+			if strings.Contains(n, "~") {
+				variants++
+				continue
+			}
+			real = append(real, n)
+		}
+		known := strings.Join(real, ", ")
+		if variants > 0 {
+			known += fmt.Sprintf("; and %d known-bad variants named <backend>~<defect>", variants)
+		}
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, known)
 	}
 	return ctor, nil
 }

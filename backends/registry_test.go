@@ -26,6 +26,12 @@ func TestRegistryLookupAndOpen(t *testing.T) {
 			t.Errorf("unknown-backend error %q does not list %s", err, want)
 		}
 	}
+	// Known-bad variants are counted, not listed, so the real names stay readable.
+	Register("regtest-a~broken", func(_ context.Context, cfg Config) (Backend, error) { return nil, nil })
+	_, err = Lookup("nope")
+	if msg := err.Error(); strings.Contains(msg, "regtest-a~broken") || !strings.Contains(msg, "known-bad variants named <backend>~<defect>") {
+		t.Errorf("unknown-backend error %q should count variants instead of listing them", msg)
+	}
 	if _, err := Open(context.Background(), Config{Backend: "regtest-b", Kafka: KafkaConfig{BootstrapServers: "h:1"}}); err == nil || err.Error() != "b: h:1" {
 		t.Errorf("Open passes the config to the constructor: got %v", err)
 	}
