@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
+
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/backends/mutants"
@@ -204,6 +206,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		if err != nil {
 			return nil, err
 		}
+		// Client logs (KAFKA_DEBUG, the Pulsar client's log) go to the spec's own output, which
+		// Ginkgo shows when the spec fails (or with -v).
+		cfg.Log = ginkgo.GinkgoWriter
 		return backends.Open(ctx, cfg)
 	}
 	env.RetentionFor = func(c backends.Class) time.Duration {
