@@ -32,6 +32,9 @@ func (b *Backend) newAdmin() (*ck.AdminClient, error) {
 	for k, v := range b.cfg.Kafka.AdminExtra {
 		m[k] = v
 	}
+	// A standalone admin client refuses the Go log channel; its librdkafka logs go to stderr.
+	delete(m, "go.logs.channel")
+	delete(m, "go.logs.channel.enable")
 	a, err := ck.NewAdminClient(&m)
 	if err != nil {
 		return nil, configErr(err, b.cfg.Kafka.AdminExtra)

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -80,5 +81,32 @@ func TestConsumerNoWaitReturnsBeforeAssignment(t *testing.T) {
 	case <-c.(*consumer).ready:
 		t.Fatal("the assignment was already complete when Consumer() returned; want an early return")
 	default:
+	}
+}
+
+// AdminExtra gives the admin client its own settings (here: a wrong principal's protocol) while
+// the data path keeps the common ones; with valid settings a separate admin client works.
+func TestAdminExtraSeparateAdminClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := broker(t)
+	cfg.Kafka.AdminExtra = map[string]string{"client.id": "pubsub-conformance-admin"}
+	b, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New with AdminExtra: %v", err)
+	}
+	defer b.Close(context.Background())
+	topic := "flow:tg:" + unique("adminextra")
+	if err := b.CreateTopic(ctx, topic); err != nil {
+		t.Fatalf("CreateTopic through the separate admin client: %v", err)
+	}
+	if ok, err := b.TopicExists(ctx, topic); err != nil || !ok {
+		t.Fatalf("TopicExists: %v %v", ok, err)
+	}
+
+	bad := broker(t)
+	bad.Kafka.AdminExtra = map[string]string{"group.id": "x"}
+	if _, err := New(ctx, bad); !errors.Is(err, backends.ErrInvalidConfig) {
+		t.Fatalf("AdminExtra with a managed key: %v; want ErrInvalidConfig", err)
 	}
 }
