@@ -44,6 +44,7 @@ type options struct {
 	labelFilter string // extra filter, ANDed with the default one
 	timeout     time.Duration
 	out         string // the markdown file
+	reportOnly  bool   // rebuild the markdown from the reports of earlier runs, run nothing
 	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
 	moduleRoot  string
 }
@@ -57,6 +58,7 @@ func main() {
 	flag.StringVar(&o.labelFilter, "label-filter", "", "extra Ginkgo label filter, ANDed with the default (no slow specs; S1 only where it can kill)")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "bound of one base run")
 	flag.StringVar(&o.out, "out", "reports/out/mutants.md", "the markdown report")
+	flag.BoolVar(&o.reportOnly, "report-only", false, "run nothing: rebuild the report from the per-base reports of earlier runs (e.g. after re-running one base)")
 	flag.Parse()
 	o.bases = splitList(bases)
 	o.variants = splitList(variants)
@@ -157,6 +159,9 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 			return res, fmt.Errorf("variant %q applies to none of the bases %v", v, o.bases)
 		}
 	}
+	if o.reportOnly {
+		return fromReports(o, w)
+	}
 	tmp, err := os.MkdirTemp("", "mutants-")
 	if err != nil {
 		return res, fmt.Errorf("temp dir: %w", err)
@@ -195,25 +200,67 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 			return res, err
 		}
 		res.Runs = append(res.Runs, br)
-		for _, n := range names {
-			out, err := readOutcome(filepath.Join(dir, "ginkgo-"+n+".json"), n)
-			if err != nil {
-				fmt.Fprintf(w, "mutants: %s: %v\n", n, err)
-			}
-			res.Outcomes = append(res.Outcomes, out)
+		res.Outcomes = append(res.Outcomes, outcomes(dir, names, w)...)
+		if data, err := json.MarshalIndent(br, "", "  "); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644) // for -report-only
 		}
 		fmt.Fprintf(w, "mutants: %s done in %s (exit %d)\n", base, br.Took.Round(time.Second), br.Exit)
 	}
-	md := Markdown(res, time.Since(total))
+	return res, write(o, res, time.Since(total), w)
+}
+
+func outcomes(dir string, names []string, w io.Writer) []Outcome {
+	var out []Outcome
+	for _, n := range names {
+		o, err := readOutcome(filepath.Join(dir, "ginkgo-"+n+".json"), n)
+		if err != nil {
+			fmt.Fprintf(w, "mutants: %s: %v\n", n, err)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// fromReports rebuilds the results from reportDir/<base>/ of earlier runs: the backends are the
+// ginkgo-*.json files there, the run facts come from run.json.
+func fromReports(o options, w io.Writer) (Results, error) {
+	var res Results
+	var total time.Duration
+	for _, base := range o.bases {
+		dir := filepath.Join(o.reportDir, base)
+		files, _ := filepath.Glob(filepath.Join(dir, "ginkgo-*.json"))
+		if len(files) == 0 {
+			return res, fmt.Errorf("no reports in %s: run the base first (-bases %s)", dir, base)
+		}
+		names := []string{base}
+		for _, f := range files {
+			n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "ginkgo-"), ".json")
+			if n != base {
+				names = append(names, n)
+			}
+		}
+		br := BaseRun{Base: base, Backends: len(names), Filter: labelFilter(base, names, "")}
+		if data, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
+			_ = json.Unmarshal(data, &br)
+		}
+		total += br.Took
+		res.Runs = append(res.Runs, br)
+		res.Outcomes = append(res.Outcomes, outcomes(dir, names, w)...)
+	}
+	return res, write(o, res, total, w)
+}
+
+func write(o options, res Results, total time.Duration, w io.Writer) error {
+	md := Markdown(res, total)
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-		return res, fmt.Errorf("report dir: %w", err)
+		return fmt.Errorf("report dir: %w", err)
 	}
 	if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
-		return res, fmt.Errorf("write %s: %w", o.out, err)
+		return fmt.Errorf("write %s: %w", o.out, err)
 	}
 	fmt.Fprint(w, Table(res))
-	fmt.Fprintf(w, "mutants: %s (total %s)\n", o.out, time.Since(total).Round(time.Second))
-	return res, nil
+	fmt.Fprintf(w, "mutants: %s (total %s)\n", o.out, total.Round(time.Second))
+	return nil
 }
 
 // labelFilter keeps the run short: no slow specs (R4's private broker restart, T3's expiry
@@ -284,9 +331,10 @@ type progressOnly struct {
 
 func (p progressOnly) Write(b []byte) (int, error) {
 	for _, l := range strings.SplitAfter(string(b), "\n") {
+		l = strings.TrimLeft(l, " ")
 		if strings.Contains(l, "[pubsub]") && !p.seen[l] {
 			p.seen[l] = true
-			_, _ = io.WriteString(p.w, "  "+strings.TrimLeft(l, " "))
+			_, _ = io.WriteString(p.w, "  "+l)
 		}
 	}
 	return len(b), nil

@@ -157,4 +157,19 @@ func TestMemoryRun(t *testing.T) {
 	if !strings.Contains(string(md), "| nack-noop | memory | SURVIVED |") {
 		t.Errorf("mutants.md:\n%s", md)
 	}
+
+	// -report-only rebuilds the same verdicts from the files the run left.
+	o.reportOnly = true
+	again, err := run(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range again.Outcomes {
+		if verdict(out) != got[out.Backend] {
+			t.Errorf("report-only %s: %q, the run said %q", out.Backend, verdict(out), got[out.Backend])
+		}
+	}
+	if len(again.Outcomes) != len(res.Outcomes) || len(again.Runs) != 1 || again.Runs[0].Took != res.Runs[0].Took {
+		t.Errorf("report-only: %d outcomes, runs %+v; the run had %d, %+v", len(again.Outcomes), again.Runs, len(res.Outcomes), res.Runs)
+	}
 }
