@@ -177,10 +177,19 @@ func (a *admin) clusters(ctx context.Context) ([]string, error) {
 func (a *admin) createTenant(ctx context.Context, tenant string, clusters []string) error {
 	body := map[string]any{"allowedClusters": clusters}
 	err := a.do(ctx, http.MethodPut, "/admin/v2/tenants/"+url.PathEscape(tenant), body, nil)
-	if statusOf(err) == http.StatusConflict {
+	if statusOf(err) == http.StatusConflict || lostCreateRace(err) {
 		return nil
 	}
 	return err
+}
+
+// lostCreateRace recognises the broker's answer to a create that raced another client's create
+// of the same tenant/namespace: HTTP 500 with a metadata AlreadyExists exception instead of 409
+// (seen when two test processes created tenant "tg" at once).
+func lostCreateRace(err error) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.status == http.StatusInternalServerError &&
+		(strings.Contains(he.reason, "AlreadyExistsException") || strings.Contains(he.reason, "BadVersionException"))
 }
 
 // createNamespace creates tenant/ns; created reports whether this call created it (false on 409).
@@ -189,7 +198,7 @@ func (a *admin) createNamespace(ctx context.Context, tenant, ns string) (created
 	switch {
 	case err == nil:
 		return true, nil
-	case statusOf(err) == http.StatusConflict:
+	case statusOf(err) == http.StatusConflict, lostCreateRace(err):
 		return false, nil
 	default:
 		return false, err

@@ -287,3 +287,15 @@ func TestLoggerRoutesToWriter(t *testing.T) {
 	}
 	newLogger(nil, nil).Error("discarded") // must not panic
 }
+
+func TestLostCreateRaceIsExisting(t *testing.T) {
+	race := &httpError{method: "PUT", path: "/admin/v2/tenants/tg", status: 500,
+		reason: "--- An unexpected error occurred in the server --- Message: org.apache.pulsar.metadata.api.MetadataStoreException$BadVersionException: Version mismatch, actual=0, expect=-1"}
+	if !lostCreateRace(race) {
+		t.Error("a 500 BadVersion answer to a create must count as a lost race (already exists)")
+	}
+	other := &httpError{method: "PUT", path: "/admin/v2/tenants/tg", status: 500, reason: "NullPointerException"}
+	if lostCreateRace(other) || lostCreateRace(nil) {
+		t.Error("other server errors are errors")
+	}
+}
