@@ -42,7 +42,7 @@ func delivery(env *Env) {
 			for i, m := range sent {
 				d := r.Got[i]
 				Expect(bytes.Equal(d.Payload, m.Payload)).To(BeTrue(),
-					"message %d: payload changed in transit: sent %d bytes %q, received %d bytes %q", i, len(m.Payload), m.Payload, len(d.Payload), d.Payload)
+					"message %d: payload changed in transit or messages came out of send order: sent %d bytes %q, received %d bytes %q", i, len(m.Payload), m.Payload, len(d.Payload), d.Payload)
 				Expect(sameProps(d.Properties, m.Properties)).To(BeTrue(),
 					"message %d: properties changed in transit: sent %v, received %v", i, m.Properties, d.Properties)
 				Expect(d.Topic).To(Equal(topic), "message %d: Delivery.Topic", i)

@@ -17,8 +17,9 @@ var brokerBases = []string{"kafka", "pulsar", "pulsar-persistent"}
 func init() {
 	Catalogue = append(Catalogue,
 		Variant{
-			Name:   "latest-race",
-			Defect: "Consumer() returns before the partition assignment and the group starts at latest (TrustGraph's blocking bug)",
+			Name:    "latest-race",
+			Catches: []string{"D2"},
+			Defect:  "Consumer() returns before the partition assignment and the group starts at latest (TrustGraph's blocking bug)",
 			// Pulsar's Subscribe returns after the broker created the subscription, so the
 			// client offers no way to return earlier: the defect does not exist there.
 			Bases: []string{"kafka"},
@@ -33,9 +34,10 @@ func init() {
 			},
 		},
 		Variant{
-			Name:   "close-unsubscribes",
-			Defect: "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
-			Bases:  brokerBases,
+			Name:    "close-unsubscribes",
+			Catches: []string{"R1", "R2"},
+			Defect:  "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
+			Bases:   brokerBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				del, ok := b.(backends.SubscriptionDeleter)
 				if !ok {
@@ -48,6 +50,7 @@ func init() {
 		},
 		Variant{
 			Name:      "auth-admin-only",
+			Catches:   []string{"S1"},
 			Defect:    "the credentials reach the admin client but not the producer or consumer",
 			Bases:     brokerBases,
 			Configure: adminOnlyCredentials,

@@ -34,6 +34,9 @@ type Variant struct {
 	Configure func(*backends.Config)
 	// Bases lists the base backends the variant applies to (nil: every base).
 	Bases []string
+	// Catches lists the catalogue specs written for this defect, most telling first: a report
+	// quotes the first of them that failed, and flags a kill that missed all of them.
+	Catches []string
 }
 
 // Applies reports whether v applies to base.
@@ -53,8 +56,9 @@ func (v Variant) Applies(base string) bool {
 // close-unsubscribes, auth-admin-only) are in inside.go; the reference backend appends its own.
 var Catalogue = []Variant{
 	{
-		Name:   "nack-noop",
-		Defect: "Nack does nothing: the message is never delivered again",
+		Name:    "nack-noop",
+		Catches: []string{"A1", "A5"},
+		Defect:  "Nack does nothing: the message is never delivered again",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
 				return &nackNoop{Consumer: c}
@@ -62,8 +66,9 @@ var Catalogue = []Variant{
 		},
 	},
 	{
-		Name:   "ack-commits-position",
-		Defect: "Ack commits the consumer's current position (the last received message), not that message's",
+		Name:    "ack-commits-position",
+		Catches: []string{"A2"},
+		Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
 				return &ackPosition{Consumer: c}
@@ -71,36 +76,41 @@ var Catalogue = []Variant{
 		},
 	},
 	{
-		Name:   "exists-always-true",
-		Defect: "TopicExists reports true for a missing topic",
+		Name:    "exists-always-true",
+		Catches: []string{"L1", "L2"},
+		Defect:  "TopicExists reports true for a missing topic",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &existsTrue{backend{Backend: b}}
 		},
 	},
 	{
-		Name:   "ready-poll-discards",
-		Defect: "the readiness poll inside Consumer() swallows a message it fetched",
+		Name:    "ready-poll-discards",
+		Catches: []string{"D6", "T2"},
+		Defect:  "the readiness poll inside Consumer() swallows a message it fetched",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &backend{Backend: b, afterConsumer: discardOne}
 		},
 	},
 	{
-		Name:   "unique-shares-group",
-		Defect: "unique (fan-out) subscribers share one group and compete instead of each getting everything",
+		Name:    "unique-shares-group",
+		Catches: []string{"G2"},
+		Defect:  "unique (fan-out) subscribers share one group and compete instead of each getting everything",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &uniqueShares{backend{Backend: b}}
 		},
 	},
 	{
-		Name:   "unconfirmed-send",
-		Defect: "Send returns before the broker confirmed the message, and Close does not flush",
+		Name:    "unconfirmed-send",
+		Catches: []string{"D6", "D4"},
+		Defect:  "Send returns before the broker confirmed the message, and Close does not flush",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &unconfirmed{backend{Backend: b}}
 		},
 	},
 	{
-		Name:   "flow-short-retention",
-		Defect: "durable (flow) topics are created with the short retention of the other classes",
+		Name:    "flow-short-retention",
+		Catches: []string{"T1"},
+		Defect:  "durable (flow) topics are created with the short retention of the other classes",
 		Wrap: func(b backends.Backend) backends.Backend {
 			return &shortRetention{backend{Backend: b}}
 		},

@@ -108,7 +108,10 @@ type Outcome struct {
 	Failed  []string // catalogue IDs with a failed spec, sorted
 	Passed  int      // specs that passed
 	Skipped int      // specs skipped (capability, filter)
-	// FirstID and FirstMessage are the first failing spec (catalogue order) and its message.
+	// Catches are the specs written for the variant's defect (mutants.Variant.Catches).
+	Catches []string
+	// FirstID and FirstMessage are the first failing spec and its message: the first of
+	// Catches that failed, else the first in catalogue order.
 	FirstID, FirstMessage string
 	Missing               bool // no report for the backend: the run broke before it
 }
@@ -347,7 +350,7 @@ func readOutcome(path, backend string) (Outcome, error) {
 	base, variant := mutants.Split(backend)
 	out := Outcome{Backend: backend, Base: base, Variant: variant}
 	if v, ok := mutants.LookupFor(base, variant); ok {
-		out.Defect = v.Defect
+		out.Defect, out.Catches = v.Defect, v.Catches
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -404,6 +407,12 @@ func classify(out *Outcome, reports []types.Report) {
 	}
 	if len(fails) > 0 {
 		out.FirstID, out.FirstMessage = fails[0].id, fails[0].msg
+	}
+	for _, id := range out.Catches {
+		if i := slices.IndexFunc(fails, func(f failure) bool { return f.id == id }); i >= 0 {
+			out.FirstID, out.FirstMessage = fails[i].id, fails[i].msg
+			break
+		}
 	}
 }
 

@@ -45,9 +45,18 @@ func TestClassify(t *testing.T) {
 			[]types.SpecReport{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "start brokers"}}},
 			[]string{"setup"}, "setup", "start brokers"},
 	}
+	cases = append(cases, struct {
+		name   string
+		specs  []types.SpecReport
+		failed []string
+		first  string
+		msg    string
+	}{"the variant's own spec is quoted first",
+		[]types.SpecReport{spec("[D1] intact", types.SpecStateFailed, "0 arrived"), spec("[D2] right after", types.SpecStateFailed, "sent 2 ms after")},
+		[]string{"D1", "D2"}, "D2", "sent 2 ms after"})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var o Outcome
+			o := Outcome{Catches: []string{"D2"}}
 			classify(&o, []types.Report{{SpecReports: c.specs}})
 			if strings.Join(o.Failed, ",") != strings.Join(c.failed, ",") || o.FirstID != c.first || o.FirstMessage != c.msg {
 				t.Errorf("got failed %v first %q %q; want %v %q %q", o.Failed, o.FirstID, o.FirstMessage, c.failed, c.first, c.msg)
@@ -76,6 +85,9 @@ func TestVerdictsAndExit(t *testing.T) {
 		if got := c.r.ok(); got != c.ok {
 			t.Errorf("%s: ok() = %v, want %v", c.name, got, c.ok)
 		}
+	}
+	if v := verdict(Outcome{Variant: "a", Failed: []string{"D1"}, Catches: []string{"D2"}}); v != "KILLED by D1 (none of D2)" {
+		t.Errorf("kill that missed the variant's own specs: %q", v)
 	}
 	md := Markdown(Results{Outcomes: []Outcome{base, killed, survived}}, time.Minute)
 	for _, want := range []string{"| a | kafka | KILLED by D2 |", "| b | kafka | SURVIVED |", "**1/2 killed**"} {
