@@ -29,7 +29,7 @@ func security(env *Env) {
 
 			By("good credentials: admin, consumer and producer work")
 			good, err := target.Good(ctx)
-			Expect(err).NotTo(HaveOccurred(), "open with good credentials")
+			Expect(err).NotTo(HaveOccurred(), "open with good credentials (admin, producer and consumer must all use them)")
 			DeferCleanup(func(ctx SpecContext) { Expect(good.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
 			topic := newTopic(backends.ClassFlow, "s1")
 			Expect(good.CreateTopic(ctx, topic)).To(Succeed(), "admin CreateTopic with good credentials")

@@ -429,9 +429,13 @@ func idLess(a, b string) bool {
 	return a < b
 }
 
+// gomegaNoise is what Gomega adds around an error: its type and address, and a struct dump.
+var gomegaNoise = regexp.MustCompile(`Unexpected error: <[^>]*>: |<\*?[\w.]+ \| 0x[0-9a-f]+>: ?| \{ msg: .*$`)
+
 // oneLine squeezes a Gomega failure into one line of at most 300 characters.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
+	s = gomegaNoise.ReplaceAllString(s, "")
 	if len(s) > 300 {
 		s = s[:297] + "..."
 	}

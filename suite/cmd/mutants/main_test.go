@@ -65,6 +65,13 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestOneLineDropsGomegaNoise(t *testing.T) {
+	in := "open with good credentials\nUnexpected error:\n    <*fmt.wrapError | 0x379040bb59a0>: \n    kafka: connect: broker unavailable\n    {\n        msg: \"kafka: connect\",\n    }\noccurred"
+	if got, want := oneLine(in), "open with good credentials kafka: connect: broker unavailable"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestVerdictsAndExit(t *testing.T) {
 	base := Outcome{Backend: "kafka", Base: "kafka", Passed: 20}
 	killed := Outcome{Backend: "kafka~a", Base: "kafka", Variant: "a", Failed: []string{"D2"}}
