@@ -21,6 +21,12 @@
 //     Config.Log (stderr when Log is unset); other librdkafka log lines go to Config.Log only.
 //   - KAFKA_REPLICATION_FACTOR for created topics (default 1); PUBSUB_RETENTION_<CLASS>
 //     overrides a class's retention.
+//   - KAFKA_ADMIN_CONFIG_<KEY>=value (KafkaConfig.AdminExtra) goes to the admin client only, which
+//     is then a separate client (e.g. another principal for topic administration).
+//   - KAFKA_CONSUMER_NO_WAIT=true lets Consumer return before the group assignment: a faster
+//     start that loses what is sent before the assignment (it breaks the contract's D2).
+//
+// DeleteSubscription (backends.SubscriptionDeleter) deletes a shared subscription's group.
 package kafka
 
 import (
