@@ -38,7 +38,7 @@ func init() {
 			Defect: "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
 			Bases:  []string{Name},
 			Wrap: func(b backends.Backend) backends.Backend {
-				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
+				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
 			},
 		},
 		mutants.Variant{
@@ -46,7 +46,7 @@ func init() {
 			Defect: "Ack does nothing: acknowledged messages come again after a reopen",
 			Bases:  []string{Name},
 			Wrap: func(b backends.Backend) backends.Backend {
-				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
+				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
 			},
 		},
 		mutants.Variant{
@@ -54,7 +54,7 @@ func init() {
 			Defect: "every message is delivered twice in steady state",
 			Bases:  []string{Name},
 			Wrap: func(b backends.Backend) backends.Backend {
-				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
+				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
 			},
 		},
 		mutants.Variant{
@@ -62,7 +62,7 @@ func init() {
 			Defect: "properties with an empty value are dropped in transit",
 			Bases:  []string{Name},
 			Wrap: func(b backends.Backend) backends.Backend {
-				return wrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
+				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
 			},
 		},
 		mutants.Variant{
@@ -78,24 +78,6 @@ func init() {
 			Wrap:   func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
 		},
 	)
-}
-
-// consumerWrapper decorates every consumer a backend hands out.
-type consumerWrapper struct {
-	backends.Backend
-	wrap func(backends.Consumer) backends.Consumer
-}
-
-func wrapConsumers(b backends.Backend, wrap func(backends.Consumer) backends.Consumer) backends.Backend {
-	return &consumerWrapper{Backend: b, wrap: wrap}
-}
-
-func (w *consumerWrapper) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
-	c, err := w.Backend.Consumer(ctx, topic, sub, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return w.wrap(c), nil
 }
 
 type plainTimeout struct{ backends.Consumer }

@@ -183,6 +183,12 @@ func Register(bases ...string) {
 	}
 }
 
+// WrapConsumers decorates b so that every Consumer it returns is passed through wrap: the
+// building block of consumer-side variants, here and in backends that add their own.
+func WrapConsumers(b backends.Backend, wrap func(backends.Consumer) backends.Consumer) backends.Backend {
+	return &backend{Backend: b, wrapConsumer: wrap}
+}
+
 // backend is the pass-through decorator the variants build on.
 type backend struct {
 	backends.Backend
