@@ -59,6 +59,11 @@ func retention(env *Env) {
 
 			// Each attempt sends a fresh probe and reads a new earliest subscription up to it:
 			// order (D4) means a still-retained old message would arrive before the probe.
+			// Probes come every 15 s, not faster: each probe is a write, and a broker that deletes only
+			// whole closed segments (Pulsar closes a ledger only after some seconds without
+			// writes, checked periodically) would never close one under 2 s probes. Each
+			// attempt's subscription also stays at its probe, so the segment holding the old
+			// message must end right after the first probe, before the second is written.
 			attempt := 0
 			var last received
 			Eventually(func(g Gomega) {
@@ -72,7 +77,7 @@ func retention(env *Env) {
 				g.Expect(contains(last.Got, string(probe.Payload))).To(BeTrue(), "probe must arrive; %s", last.describe())
 				g.Expect(contains(last.Got, "t3-old-0")).To(BeFalse(),
 					"t3-old-0 still delivered %s after it was sent with retention %s", since(sentAt), short)
-			}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(2*time.Second).Should(Succeed(),
+			}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(15*time.Second).Should(Succeed(),
 				"with retention %s, the old message must stop being delivered", short)
 		}, SpecTimeout(5*time.Minute))
 	})
