@@ -3,6 +3,7 @@
 #   make test          vet, unit tests, memory self-test, then conformance against real brokers
 #   make conformance   the spec suite against real brokers, one run per backend, then the matrix
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
+#   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #
 # Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
 # PUBSUB_BROKERS=auto|local|container|external, specs with GINKGO_FLAGS="--label-filter='!slow'".
@@ -24,20 +25,51 @@ UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/suite')
 # java, jar cache or broker, so a cached pass would prove nothing.
 UNIT_FLAGS ?= -short -count=1
 
-.PHONY: all test vet unit catalogue selftest conformance mutants brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest conformance mutants brokers report gate clean help
+
+# What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
+# <check> is a command (alternatives separated by ':', any one on PATH will do) or an absolute
+# path that must exist; <packages> are the Debian/Ubuntu packages that provide it, separated by
+# ','. Extend it (SETUP_NEEDS += python3:python3-venv); SETUP_NEEDS= skips the step.
+#   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
+#   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser.
+SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
+               chromium:chromium-browser:google-chrome=chromium
 
 all: test
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+
+## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
+## is present; where installing is impossible, one line naming the packages, and exit 1.
+setup:
+	@missing=""; for need in $(SETUP_NEEDS); do \
+	  found=""; for c in $$(echo "$${need%%=*}" | tr ':' ' '); do \
+	    case "$$c" in /*) [ -e "$$c" ] && found=1 ;; *) command -v "$$c" >/dev/null 2>&1 && found=1 ;; esac; \
+	  done; \
+	  [ -n "$$found" ] || missing="$$missing $$(echo "$${need#*=}" | tr ',' ' ')"; \
+	done; \
+	[ -n "$$missing" ] || exit 0; \
+	missing=$${missing# }; sudo=""; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  if command -v sudo >/dev/null 2>&1 && { [ -t 0 ] || sudo -n true 2>/dev/null; }; then sudo=sudo; \
+	  else echo "setup: missing $$missing; cannot install them here (not root, no usable sudo): install them (apt-get install $$missing) and retry, or run with SETUP_NEEDS= to skip this check" >&2; exit 1; fi; \
+	fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "setup: missing $$missing; cannot install them here (no apt-get): install the equivalent packages and retry, or run with SETUP_NEEDS= to skip this check" >&2; exit 1; \
+	fi; \
+	echo "setup: installing $$missing with apt-get"; \
+	$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing \
+	  || { echo "setup: apt-get could not install $$missing (see above): install them and retry" >&2; exit 1; }
 
 ## test: the whole check, as CI runs it
-test: vet unit catalogue selftest conformance
+test: setup vet unit catalogue selftest conformance
 
-vet:
+vet: setup
 	$(GO) vet ./...
 
-unit:
+unit: setup
 	$(GO) test $(UNIT_FLAGS) $(UNIT_PKGS)
 
 # The committed catalogue (reports/catalogue.md) must match the specs' MUST comments.
@@ -47,12 +79,12 @@ catalogue:
 ## selftest: the catalogue on the in-process reference backend (must pass) and on its known-bad
 ## variants (the matching specs must fail). No broker; about two minutes. Its reports go to
 ## reports/out/selftest/ so the reference never shows up in the conformance matrix.
-selftest:
+selftest: setup
 	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
 	$(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
 
 ## conformance: one suite run per backend; JUnit, Ginkgo JSON and meta into reports/out
-conformance:
+conformance: setup
 	@mkdir -p $(REPORTS)
 	@status=0; for b in $(BACKENDS); do \
 	  echo "== conformance: $$b"; \
