@@ -116,7 +116,7 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 		start := time.Now()
 		b, err := p.Start(ctx, k, opts...)
 		if err != nil {
-			return sh, started, fmt.Errorf("start %s (%s provider): %w", k, p.Name(), err)
+			return sh, started, fmt.Errorf("%s provider: %w", p.Name(), err) // err names the broker
 		}
 		started = append(started, b)
 		ep := b.Endpoints()
