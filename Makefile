@@ -72,7 +72,8 @@ vet: setup
 unit: setup
 	$(GO) test $(UNIT_FLAGS) $(UNIT_PKGS)
 
-# The committed catalogue (reports/catalogue.md) must match the specs' MUST comments.
+# The committed catalogue (reports/catalogue.md) must be the one generated from specs/catalogue,
+# and every catalogue entry must have exactly one spec.
 catalogue:
 	@if [ -d reports/cmd/catalogue ]; then $(GO) run ./reports/cmd/catalogue -check; fi
 

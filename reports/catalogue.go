@@ -13,29 +13,27 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
-// Behaviour is one catalogue entry, read from a spec's source.
-type Behaviour struct {
-	ID     string
-	Title  string // the spec text after "[ID] "
-	Must   string // the MUST comment, joined into one paragraph
-	Area   string // the spec file's name without .go ("delivery")
-	File   string // path relative to the scanned directory's parent ("specs/delivery.go")
-	Line   int
-	Labels []string // string literals of Label(...) arguments in the same call, when present
+// Implementation is where the spec of a catalogue entry is declared.
+type Implementation struct {
+	ID   string
+	File string // path relative to the scanned directory's parent ("specs/delivery.go")
+	Line int
 }
 
-var (
-	specIDPrefix = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
-	// mustComment accepts "// MUST deliver ..." and "// MUST, against ..., make ...".
-	mustComment = regexp.MustCompile(`^// MUST\b[ ,:]`)
-)
+// specWrappers are the specs package's declarations of a catalogue entry's spec.
+var specWrappers = map[string]bool{"Behaviour": true, "BehaviourTable": true}
 
-// ScanSpecs parses every .go file in dir and returns the catalogue behaviours sorted by ID,
-// plus one problem per spec without a "// MUST " comment directly above it and per duplicated
-// ID. A spec is a call whose first argument is a string literal starting with "[ID] ".
-func ScanSpecs(dir string) ([]Behaviour, []string, error) {
+// bareID is a spec text that names an ID itself instead of going through a wrapper.
+var bareID = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
+
+// ScanSpecs parses every .go file in dir and returns the Behaviour("ID", ...) and
+// BehaviourTable("ID", ...) calls in source order, plus one problem per spec whose text starts
+// with "[ID] " outside those wrappers (it would carry no ID label).
+func ScanSpecs(dir string) ([]Implementation, []string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("scan specs: %w", err)
@@ -47,26 +45,18 @@ func ScanSpecs(dir string) ([]Behaviour, []string, error) {
 	}
 	sort.Strings(paths)
 	fset := token.NewFileSet()
-	var out []Behaviour
+	var out []Implementation
 	var problems []string
 	for _, p := range paths {
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan specs: %w", err)
 		}
-		// The doc of a spec is the comment group that ends on the line just above the call.
-		endsAt := map[int]*ast.CommentGroup{}
-		for _, cg := range f.Comments {
-			endsAt[fset.Position(cg.End()).Line] = cg
-		}
 		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(dir)), filepath.Base(p)))
-		var stack []ast.Node // enclosing nodes, for the labels of enclosing containers
 		ast.Inspect(f, func(n ast.Node) bool {
-			if n == nil {
-				stack = stack[:len(stack)-1]
-				return true
-			}
-			stack = append(stack, n)
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) == 0 {
 				return true
@@ -79,123 +69,115 @@ func ScanSpecs(dir string) ([]Behaviour, []string, error) {
 			if err != nil {
 				return true
 			}
-			m := specIDPrefix.FindStringSubmatch(text)
-			if m == nil {
-				return true
+			line := fset.Position(call.Pos()).Line
+			if name := funcName(call); specWrappers[name] {
+				out = append(out, Implementation{ID: text, File: rel, Line: line})
+			} else if m := bareID.FindStringSubmatch(text); m != nil && name != "Entry" {
+				problems = append(problems, fmt.Sprintf("%s:%d: spec [%s] is declared with %s: use Behaviour(%q, ...) or BehaviourTable so it carries its ID label",
+					rel, line, m[1], name, m[1]))
 			}
-			pos := fset.Position(call.Pos())
-			b := Behaviour{ID: m[1], Title: strings.TrimSpace(text[len(m[0]):]), File: rel, Line: pos.Line,
-				Area: strings.TrimSuffix(filepath.Base(p), ".go"), Labels: stackLabels(stack)}
-			cg := endsAt[pos.Line-1]
-			if cg == nil || !mustComment.MatchString(cg.List[0].Text) {
-				problems = append(problems, fmt.Sprintf("%s:%d: spec [%s] has no \"// MUST \" comment directly above it", rel, pos.Line, b.ID))
-			} else {
-				b.Must = mustText(cg)
-			}
-			out = append(out, b)
 			return true
 		})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return IDLess(out[i].ID, out[j].ID) })
-	for i := 1; i < len(out); i++ {
-		if out[i].ID == out[i-1].ID {
-			problems = append(problems, fmt.Sprintf("%s:%d: spec ID [%s] is also used at %s:%d", out[i].File, out[i].Line,
-				out[i].ID, out[i-1].File, out[i-1].Line))
-		}
 	}
 	return out, problems, nil
 }
 
-// mustText joins the comment's first paragraph (up to a blank comment line) into one line.
-func mustText(cg *ast.CommentGroup) string {
-	var parts []string
-	for _, c := range cg.List {
-		t := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
-		if t == "" {
-			break
-		}
-		parts = append(parts, t)
+func funcName(call *ast.CallExpr) string {
+	switch fn := call.Fun.(type) {
+	case *ast.Ident:
+		return fn.Name
+	case *ast.SelectorExpr:
+		return fn.Sel.Name
 	}
-	return strings.Join(parts, " ")
+	return ""
 }
 
-// stackLabels collects the Label(...) arguments of the spec call and of every enclosing call
-// (Describe containers), outermost first, without duplicates.
-func stackLabels(stack []ast.Node) []string {
-	var labels []string
-	seen := map[string]bool{}
-	for _, n := range stack {
-		if call, ok := n.(*ast.CallExpr); ok {
-			for _, l := range callLabels(call) {
-				if !seen[l] {
-					seen[l] = true
-					labels = append(labels, l)
-				}
-			}
+// coverage checks that every entry has exactly one spec and every spec an entry.
+func coverage(entries []catalogue.Behaviour, impls []Implementation) []string {
+	var problems []string
+	known := map[string]bool{}
+	for _, b := range entries {
+		known[b.ID] = true
+	}
+	where := map[string][]string{}
+	for _, im := range impls {
+		loc := fmt.Sprintf("%s:%d", im.File, im.Line)
+		if !known[im.ID] {
+			problems = append(problems, fmt.Sprintf("%s: spec %q is not in the catalogue (specs/catalogue): add its entry there", loc, im.ID))
+		}
+		where[im.ID] = append(where[im.ID], loc)
+	}
+	for _, b := range entries {
+		switch locs := where[b.ID]; len(locs) {
+		case 0:
+			problems = append(problems, fmt.Sprintf("catalogue entry %s has no spec: declare it with Behaviour(%q, ...) in specs/", b.ID, b.ID))
+		case 1:
+		default:
+			problems = append(problems, fmt.Sprintf("catalogue entry %s has %d specs (%s): one behaviour, one spec", b.ID, len(locs), strings.Join(locs, ", ")))
 		}
 	}
-	return labels
+	return problems
 }
 
-// callLabels finds Label("a", "b") arguments of a call.
-func callLabels(call *ast.CallExpr) []string {
-	var labels []string
-	for _, a := range call.Args {
-		c, ok := a.(*ast.CallExpr)
-		if !ok {
-			continue
-		}
-		name := ""
-		switch fn := c.Fun.(type) {
-		case *ast.Ident:
-			name = fn.Name
-		case *ast.SelectorExpr:
-			name = fn.Sel.Name
-		}
-		if name != "Label" {
-			continue
-		}
-		for _, la := range c.Args {
-			if lit, ok := la.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, err := strconv.Unquote(lit.Value); err == nil {
-					labels = append(labels, s)
-				}
-			}
+// CatalogueMarkdown renders the catalogue file from entries (in their order) and where their
+// specs are. The output depends only on its inputs, so a committed copy can be checked for
+// staleness byte for byte.
+func CatalogueMarkdown(entries []catalogue.Behaviour, impls []Implementation) []byte {
+	files := map[string][]string{}
+	for _, im := range impls {
+		if !contains(files[im.ID], im.File) {
+			files[im.ID] = append(files[im.ID], im.File)
 		}
 	}
-	return labels
-}
-
-// CatalogueMarkdown renders the catalogue file. The output depends only on the specs, so a
-// committed copy can be checked for staleness byte for byte.
-func CatalogueMarkdown(bs []Behaviour) []byte {
 	var buf bytes.Buffer
 	buf.WriteString("# Behaviour catalogue\n\n" +
-		"Generated from the specs' `// MUST` comments by `go run ./reports/cmd/catalogue`; do not edit.\n" +
-		"`go run ./reports/cmd/catalogue -check` fails when this file is stale, a spec lacks its MUST\n" +
-		"comment, or an ID is used twice.\n")
+		"Generated from specs/catalogue/catalogue.go by `go run ./reports/cmd/catalogue`; do not edit.\n" +
+		"`go run ./reports/cmd/catalogue -check` fails when this file is stale, an entry has no spec\n" +
+		"or two, or a spec is not in the catalogue.\n")
 	area := ""
-	for _, b := range bs {
+	for _, b := range entries {
 		if b.Area != area {
 			area = b.Area
 			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | Requirement | Labels | Source |\n|---|---|---|---|---|\n", area)
 		}
+		labels := append([]string{b.Area}, b.Labels...)
 		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", b.ID, mdEscape(b.Title),
-			mdEscape(b.Must), mdEscape(strings.Join(b.Labels, ", ")), b.File)
+			mdEscape(b.Must), mdEscape(strings.Join(labels, ", ")), strings.Join(files[b.ID], ", "))
 	}
-	if len(bs) == 0 {
-		buf.WriteString("\n(no specs found)\n")
+	if len(entries) == 0 {
+		buf.WriteString("\n(no behaviours)\n")
 	}
 	return buf.Bytes()
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrStale is returned by CheckCatalogue when the committed file differs from the generated one.
 var ErrStale = errors.New("catalogue is stale: run `go run ./reports/cmd/catalogue` and commit the result")
 
-// CheckCatalogue scans specDir and compares the generated catalogue with the file at path.
-// It returns every problem joined, so one run shows all of them.
-func CheckCatalogue(specDir, path string) error {
-	bs, problems, err := ScanSpecs(specDir)
+// GenerateCatalogue scans specDir and renders the catalogue of entries, returning every
+// problem of the table and of its specs (see CheckCatalogue) alongside.
+func GenerateCatalogue(entries []catalogue.Behaviour, specDir string) ([]byte, []string, error) {
+	impls, problems, err := ScanSpecs(specDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	problems = append(append(catalogue.Check(entries), problems...), coverage(entries, impls)...)
+	return CatalogueMarkdown(entries, impls), problems, nil
+}
+
+// CheckCatalogue checks the table entries, that every entry has exactly one spec in specDir
+// and every spec there an entry, and that the file at path is the generated catalogue. It
+// returns every problem joined, so one run shows all of them.
+func CheckCatalogue(entries []catalogue.Behaviour, specDir, path string) error {
+	want, problems, err := GenerateCatalogue(entries, specDir)
 	if err != nil {
 		return err
 	}
@@ -203,7 +185,6 @@ func CheckCatalogue(specDir, path string) error {
 	for _, p := range problems {
 		errs = append(errs, errors.New(p))
 	}
-	want := CatalogueMarkdown(bs)
 	got, err := os.ReadFile(path)
 	switch {
 	case err != nil:
@@ -213,42 +194,3 @@ func CheckCatalogue(specDir, path string) error {
 	}
 	return errors.Join(errs...)
 }
-
-var catalogueRow = regexp.MustCompile(`^\| ([A-Z]\d+) \| (.*)$`)
-
-// ReadCatalogueTitles reads the ID and behaviour title of every row of a generated catalogue
-// file, so the matrix can name DescribeTable rows exactly and list behaviours no run reported.
-func ReadCatalogueTitles(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read catalogue: %w", err)
-	}
-	titles := map[string]string{}
-	for _, l := range strings.Split(string(data), "\n") {
-		m := catalogueRow.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		// The title ends at the first pipe that mdEscape did not escape.
-		rest := m[2]
-		end := 0
-		for end < len(rest) && (rest[end] != '|' || (end > 0 && rest[end-1] == '\\')) {
-			end++
-		}
-		titles[m[1]] = strings.ReplaceAll(strings.TrimSpace(rest[:end]), `\|`, "|")
-	}
-	return titles, nil
-}
-
-// sortedIDs returns the keys of a title map in catalogue order.
-func sortedIDs(titles map[string]string) []string {
-	ids := make([]string, 0, len(titles))
-	for id := range titles {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return IDLess(ids[i], ids[j]) })
-	return ids
-}
-
-// CatalogueIDs returns the catalogue's IDs in catalogue order, for Build's extra rows.
-func CatalogueIDs(titles map[string]string) []string { return sortedIDs(titles) }

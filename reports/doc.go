@@ -4,7 +4,8 @@
 // sidecar each suite run writes next to its JUnit file, builds the behaviour x backend
 // matrix (Matrix), renders it as Markdown, self-contained HTML and a terminal table, and
 // gates a pipeline against a baseline of accepted results (Baseline, Gate). It also
-// generates the behaviour catalogue from the specs' MUST comments (Catalogue).
+// generates reports/catalogue.md from the catalogue table (specs/catalogue) and checks that
+// every entry has exactly one spec (CheckCatalogue).
 //
 // Nothing here talks to a broker: the package only reads files the suite wrote.
 package reports

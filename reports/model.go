@@ -3,9 +3,10 @@ package reports
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Backend is one column of the matrix: every run (JUnit file) that carried its label.
@@ -222,10 +223,6 @@ func titleAndLabels(cs []Case) (string, []string) {
 	return strings.Join(common, " "), labels
 }
 
-// areaOrder is the catalogue's order of areas (DESIGN.md §4): delivery, groups, acks,
-// restart, retention, lifecycle, security.
-const areaOrder = "DGARTLS"
-
 func rowLess(a, b *Row) bool {
 	if (a.ID == "") != (b.ID == "") {
 		return a.ID != ""
@@ -236,28 +233,8 @@ func rowLess(a, b *Row) bool {
 	return IDLess(a.ID, b.ID)
 }
 
-// IDLess orders catalogue IDs by area (catalogue order, unknown letters after) then number.
-func IDLess(a, b string) bool {
-	if a == "" || b == "" {
-		return a < b
-	}
-	pa, pb := strings.IndexByte(areaOrder, a[0]), strings.IndexByte(areaOrder, b[0])
-	if pa < 0 {
-		pa = len(areaOrder) + int(a[0])
-	}
-	if pb < 0 {
-		pb = len(areaOrder) + int(b[0])
-	}
-	if pa != pb {
-		return pa < pb
-	}
-	na, _ := strconv.Atoi(a[1:])
-	nb, _ := strconv.Atoi(b[1:])
-	if na != nb {
-		return na < nb
-	}
-	return a < b
-}
+// IDLess orders IDs in catalogue order (catalogue.Less): the one ID order of every tool.
+func IDLess(a, b string) bool { return catalogue.Less(a, b) }
 
 // Cell returns the cell of row key for backend label, or nil.
 func (m *Matrix) Cell(key, label string) *Cell {

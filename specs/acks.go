@@ -16,10 +16,7 @@ func acks(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST deliver a nacked message again, with the same payload and properties, within a
-		// bounded delay (other messages may come first; Kafka-style seek-back duplicates of
-		// later messages are allowed).
-		DescribeTable("[A1] a nacked message is delivered again",
+		BehaviourTable("A1",
 			func(ctx SpecContext, cl backends.Class) {
 				needForClass(b, cl, backends.CapTransientRedelivery)
 				topic := newTopic(cl, "a1")
@@ -44,9 +41,7 @@ func acks(env *Env) {
 			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
 		)
 
-		// MUST acknowledge only the acked message: receive m1 and m2, ack m1 only, close,
-		// reopen the subscription -> m2 is delivered again and m1 is not.
-		It("[A2] ack acknowledges nothing after it", func(ctx SpecContext) {
+		Behaviour("A2", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "a2")
 			sub := unique("a2")
 			c := subscribe(ctx, b, topic, sub)
@@ -63,9 +58,7 @@ func acks(env *Env) {
 				"acked m1 (a2-0) came again after reopen; %s", again.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST redeliver a received but unacknowledged message after its consumer closed and
-		// the subscription was reopened.
-		It("[A3] an unacked message is redelivered after close and reopen", func(ctx SpecContext) {
+		Behaviour("A3", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "a3")
 			sub := unique("a3")
 			c := subscribe(ctx, b, topic, sub)
@@ -79,9 +72,7 @@ func acks(env *Env) {
 				"received-but-unacked a3-0 must be delivered again after close + reopen; %s", again.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST NOT redeliver acknowledged messages after the consumer closed and the
-		// subscription was reopened.
-		It("[A4] acked messages are not redelivered after close and reopen", func(ctx SpecContext) {
+		Behaviour("A4", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "a4")
 			sub := unique("a4")
 			c := subscribe(ctx, b, topic, sub)
@@ -98,8 +89,7 @@ func acks(env *Env) {
 				"acked a4-0..a4-2 must not come again after reopen; %s", after.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST stop redelivering a message once it was nacked and then acked.
-		It("[A5] nack then ack: no further redelivery", func(ctx SpecContext) {
+		Behaviour("A5", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "a5")
 			c := subscribe(ctx, b, topic, unique("a5"))
 			sendAll(ctx, produce(ctx, b, topic), msg("a5", 0))

@@ -20,9 +20,7 @@ func delivery(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST deliver payload bytes and properties intact: arbitrary bytes, unicode keys and
-		// values, an empty property value, and nil / empty property maps (which are equal).
-		It("[D1] payload bytes and properties arrive intact", func(ctx SpecContext) {
+		Behaviour("D1", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "d1")
 			c := subscribe(ctx, b, topic, unique("d1"))
 			p := produce(ctx, b, topic)
@@ -49,10 +47,7 @@ func delivery(env *Env) {
 			}
 		}, SpecTimeout(specTimeout))
 
-		// MUST deliver a message sent immediately after Consumer() returned, for every class,
-		// with initial position latest and no waiting of any kind: Consumer returns only when
-		// the subscription is live.
-		DescribeTable("[D2] a message sent right after Consumer() returns is delivered",
+		BehaviourTable("D2",
 			func(ctx SpecContext, cl backends.Class) {
 				topic := newTopic(cl, "d2")
 				p := produce(ctx, b, topic)
@@ -78,9 +73,7 @@ func delivery(env *Env) {
 			Entry(nil, backends.ClassNotify, SpecTimeout(specTimeout)),
 		)
 
-		// MUST deliver every one of 1,000 messages sent concurrently: none missing, and none
-		// duplicated in steady state (one consumer, nothing nacked, no restart).
-		It("[D3] 1,000 concurrently sent messages all arrive exactly once", func(ctx SpecContext) {
+		Behaviour("D3", func(ctx SpecContext) {
 			const n, senders = 1000, 8
 			topic := newTopic(backends.ClassFlow, "d3")
 			c := subscribe(ctx, b, topic, unique("d3"))
@@ -110,8 +103,7 @@ func delivery(env *Env) {
 			Expect(duplicated(got)).To(BeEmpty(), "expected no duplicates in steady state; %d deliveries for %d messages", len(r.Got)+len(r2.Got), n)
 		}, SpecTimeout(3*time.Minute))
 
-		// MUST deliver the messages of one producer to one consumer in send order.
-		It("[D4] one producer, one consumer: send order is kept", func(ctx SpecContext) {
+		Behaviour("D4", func(ctx SpecContext) {
 			const n = 200
 			topic := newTopic(backends.ClassFlow, "d4")
 			c := subscribe(ctx, b, topic, unique("d4"))
@@ -122,8 +114,7 @@ func delivery(env *Env) {
 			Expect(payloads(r.Got)).To(Equal(msgPayloads(sent)), "expected %d messages in send order; %s", n, r.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST round-trip a 5 MiB payload byte for byte.
-		It("[D5] a 5 MiB payload round-trips", func(ctx SpecContext) {
+		Behaviour("D5", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "d5")
 			c := subscribe(ctx, b, topic, unique("d5"))
 			p := produce(ctx, b, topic)
@@ -136,9 +127,7 @@ func delivery(env *Env) {
 			Expect(bytes.Equal(r.Got[0].Payload, big)).To(BeTrue(), "5 MiB payload bytes differ after the round trip")
 		}, SpecTimeout(specTimeout))
 
-		// MUST keep a message once Send returned: after Send returned and the producer was
-		// closed, a later earliest subscriber (another client) receives it (flow class).
-		It("[D6] a confirmed send is there for a later earliest subscriber", func(ctx SpecContext) {
+		Behaviour("D6", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "d6")
 			p, err := b.Producer(ctx, topic)
 			Expect(err).NotTo(HaveOccurred(), "create producer")
@@ -151,9 +140,7 @@ func delivery(env *Env) {
 				"expected the message whose Send returned before the producer closed; %s", r.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST end Receive on an empty topic at its context deadline with an error wrapping
-		// ErrTimeout, and promptly with context.Canceled when its context is cancelled.
-		It("[D7] Receive is bounded by its context (deadline and cancel)", func(ctx SpecContext) {
+		Behaviour("D7", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "d7")
 			c := subscribe(ctx, b, topic, unique("d7"))
 			const deadline, slack = 2 * time.Second, 3 * time.Second

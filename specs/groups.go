@@ -17,9 +17,7 @@ func groups(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST give each message of a shared subscription to exactly one of its consumers,
-		// and all messages to the group as a whole.
-		It("[G1] competing consumers on one shared subscription split the messages", func(ctx SpecContext) {
+		Behaviour("G1", func(ctx SpecContext) {
 			const consumers, n = 3, 60
 			topic := newTopic(backends.ClassFlow, "g1")
 			sub := unique("g1")
@@ -37,9 +35,7 @@ func groups(env *Env) {
 				"expected each message to reach exactly one consumer; per consumer: %s", perConsumer(per))
 		}, SpecTimeout(specTimeout))
 
-		// MUST give every message to every consumer when each has its own (unique)
-		// subscription: the default of response and notify, or WithMode(Unique) on any class.
-		DescribeTable("[G2] unique subscribers each receive every message (fan-out)",
+		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
 				const consumers, n = 3, 10
 				topic := newTopic(cl, "g2")
@@ -75,9 +71,7 @@ func groups(env *Env) {
 			Entry(nil, backends.ClassFlow, []backends.ConsumerOption{backends.WithMode(backends.Unique)}, SpecTimeout(specTimeout)),
 		)
 
-		// MUST give every message to each of two named subscriptions on one topic, while
-		// the consumers within each subscription compete (each message once per subscription).
-		It("[G3] two named subscriptions each get everything, competing within each", func(ctx SpecContext) {
+		Behaviour("G3", func(ctx SpecContext) {
 			const perSub, n = 2, 40
 			topic := newTopic(backends.ClassFlow, "g3")
 			subs := []string{unique("g3a"), unique("g3b")}

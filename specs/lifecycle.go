@@ -24,9 +24,7 @@ func lifecycle(env *Env) {
 			return ok
 		}
 
-		// MUST report a topic as missing, then existing after CreateTopic, then missing after
-		// DeleteTopic; creating an existing and deleting a missing topic are not errors.
-		DescribeTable("[L1] exists -> create -> exists -> delete -> gone, idempotently",
+		BehaviourTable("L1",
 			func(ctx SpecContext, cl backends.Class) {
 				topic := newTopic(cl, "l1")
 				Expect(exists(ctx, topic)).To(BeFalse(), "a fresh topic %s must not exist before CreateTopic", topic)
@@ -42,9 +40,7 @@ func lifecycle(env *Env) {
 			Entry(nil, backends.ClassRequest, SpecTimeout(time.Minute)),
 		)
 
-		// MUST create a missing topic in EnsureTopic, and leave a present one (and its
-		// messages) untouched.
-		It("[L2] EnsureTopic creates when missing and is a no-op when present", func(ctx SpecContext) {
+		Behaviour("L2", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "l2")
 			Expect(exists(ctx, topic)).To(BeFalse(), "a fresh topic must not exist")
 			Expect(b.EnsureTopic(ctx, topic)).To(Succeed(), "EnsureTopic on a missing topic")
@@ -58,10 +54,7 @@ func lifecycle(env *Env) {
 				"EnsureTopic on a present topic must keep its messages (a re-create would lose them); %s", r.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST drop a topic's subscriptions and positions with the topic: after delete and
-		// re-create, an old subscription name starts fresh (here: at earliest, so it gets every
-		// message of the new topic rather than resuming at the old position).
-		It("[L3] delete drops subscriptions: an old subscription name starts fresh", func(ctx SpecContext) {
+		Behaviour("L3", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "l3")
 			sub := unique("l3")
 			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
@@ -83,9 +76,7 @@ func lifecycle(env *Env) {
 				"subscription %s must start fresh (earliest) on the re-created topic, not resume at its old position 3, and get the new messages in send order %v; %s", sub, msgPayloads(fresh), after.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST reject invalid topic strings and classes with a clear error wrapping
-		// ErrInvalidTopic from every call, quickly, and create nothing.
-		DescribeTable("[L4] invalid topic strings are rejected with a clear error, nothing created",
+		BehaviourTable("L4",
 			func(ctx SpecContext, bad string, wouldBe []string) {
 				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				defer cancel()

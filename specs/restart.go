@@ -16,10 +16,7 @@ func restart(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST keep the subscription when a consumer closes: messages sent while nobody was
-		// connected reach the reopened subscription even with initial position latest
-		// (closing is not unsubscribing).
-		It("[R1] close is not unsubscribe: the gap's messages arrive after reopen", func(ctx SpecContext) {
+		Behaviour("R1", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "r1")
 			sub := unique("r1")
 			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
@@ -38,9 +35,7 @@ func restart(env *Env) {
 				"messages sent while the subscription had no consumer were lost on reopen with latest; %s", after.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST keep a subscription that never acknowledged anything: subscribe (live), close
-		// before any message, send, reopen with latest -> the messages arrive.
-		It("[R2] a never-acked subscription survives close: reopen with latest gets what was sent meanwhile", func(ctx SpecContext) {
+		Behaviour("R2", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "r2")
 			sub := unique("r2")
 			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Latest))
@@ -55,9 +50,7 @@ func restart(env *Env) {
 				"a subscription created (live) and closed before any message must still exist; %s", after.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST lose nothing across repeated consumer restarts under a steady producer: the
-		// union of what the restarted consumers received is everything sent.
-		It("[R3] repeated restarts under a steady producer lose nothing", func(ctx SpecContext) {
+		Behaviour("R3", func(ctx SpecContext) {
 			const n, restarts = 120, 5
 			topic := newTopic(backends.ClassFlow, "r3")
 			sub := unique("r3")
@@ -109,8 +102,7 @@ func restart(env *Env) {
 				restarts, len(missing(want, counts(got))), n, r.describe())
 		}, SpecTimeout(3*time.Minute))
 
-		// MUST deliver durable (flow) messages sent before a broker restart after it.
-		It("[R4] flow messages sent before a broker restart are delivered after it", Label("fault", "slow"), func(ctx SpecContext) {
+		Behaviour("R4", func(ctx SpecContext) {
 			if env.PrivateBroker == nil {
 				Skip(env.Backend + " suite provides no private broker to restart")
 			}
@@ -156,9 +148,7 @@ func restart(env *Env) {
 				"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
 		}, SpecTimeout(6*time.Minute))
 
-		// MUST hand the unacknowledged messages of a consumer whose process was killed (no
-		// Close) to the next member of its subscription, within a bound.
-		It("[R5] a crashed consumer's unacked messages reach the next group member", Label("fault"), func(ctx SpecContext) {
+		Behaviour("R5", func(ctx SpecContext) {
 			if env.CrashConsumer == nil {
 				Skip(env.Backend + " suite provides no crashable consumer")
 			}

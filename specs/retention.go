@@ -15,9 +15,7 @@ func retention(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST give a created topic the retention of its class (flow 7 days, others 5
-		// minutes, unless configured otherwise), as read back from the broker.
-		DescribeTable("[T1] a created topic's retention matches its class",
+		BehaviourTable("T1",
 			func(ctx SpecContext, cl backends.Class) {
 				topic := newTopic(cl, "t1")
 				Expect(b.CreateTopic(ctx, topic)).To(Succeed(), "create %s", topic)
@@ -34,9 +32,7 @@ func retention(env *Env) {
 			Entry(nil, backends.ClassNotify, SpecTimeout(time.Minute)),
 		)
 
-		// MUST keep flow messages sent before any subscription existed for a new subscriber
-		// that starts at earliest (durable replay), in send order.
-		It("[T2] flow messages sent before any subscription reach a new earliest subscriber", func(ctx SpecContext) {
+		Behaviour("T2", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "t2")
 			sent := batch("t2", 5)
 			sendAll(ctx, produce(ctx, b, topic), sent...)
@@ -46,9 +42,7 @@ func retention(env *Env) {
 				"messages sent before any subscription existed must all reach a new earliest subscriber, in send order %v; %s", msgPayloads(sent), r.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST stop delivering messages older than a topic's retention: with a short
-		// retention override, an expired message is not delivered to a new earliest subscriber.
-		It("[T3] expired messages are not delivered", Label("slow"), func(ctx SpecContext) {
+		Behaviour("T3", func(ctx SpecContext) {
 			need(b, backends.CapRetentionExpiry)
 			const short = 3 * time.Second
 			topic := newTopic(backends.ClassFlow, "t3")

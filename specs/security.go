@@ -13,10 +13,7 @@ import (
 
 func security(env *Env) {
 	Describe("security", Label("security"), func() {
-		// MUST, against an auth-enabled broker, make admin, producer and consumer work with
-		// good credentials, and fail fast (well within the bound, not a hang) with an error
-		// wrapping ErrAuth with bad credentials.
-		It("[S1] good credentials work; bad ones fail fast with an auth error", func(ctx SpecContext) {
+		Behaviour("S1", func(ctx SpecContext) {
 			if env.Auth == nil {
 				Skip(env.Backend + " suite provides no auth-enabled broker")
 			}

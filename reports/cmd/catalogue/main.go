@@ -1,6 +1,7 @@
-// Command catalogue generates reports/catalogue.md from the specs' MUST comments, or with
-// -check verifies that every spec has its comment, no ID is used twice and the committed
-// file is current (this runs in make test).
+// Command catalogue generates reports/catalogue.md from the catalogue table
+// (specs/catalogue), or with -check verifies the table, that every entry has exactly one spec
+// in the specs directory and every spec an entry, and that the committed file is current
+// (this runs in make test).
 //
 //	go run ./reports/cmd/catalogue [-specs specs] [-out reports/catalogue.md] [-check]
 package main
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 func main() {
@@ -24,7 +26,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	specs := fs.String("specs", "specs", "directory holding the spec files (*.go)")
 	out := fs.String("out", "reports/catalogue.md", "catalogue file to write or check")
-	check := fs.Bool("check", false, "do not write: fail when a spec lacks its MUST comment, an ID is duplicated or the file is stale")
+	check := fs.Bool("check", false, "do not write: fail when an entry has no spec or two, a spec has no entry, or the file is stale")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -33,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *check {
-		if err := reports.CheckCatalogue(*specs, *out); err != nil {
+		if err := reports.CheckCatalogue(catalogue.Behaviours, *specs, *out); err != nil {
 			for _, l := range strings.Split(err.Error(), "\n") {
 				fmt.Fprintln(stderr, "catalogue:", l)
 			}
@@ -42,16 +44,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "catalogue: %s is current\n", *out)
 		return 0
 	}
-	bs, problems, err := reports.ScanSpecs(*specs)
+	md, problems, err := reports.GenerateCatalogue(catalogue.Behaviours, *specs)
 	if err != nil {
 		fmt.Fprintln(stderr, "catalogue:", err)
 		return 2
 	}
-	if err := os.WriteFile(*out, reports.CatalogueMarkdown(bs), 0o644); err != nil {
+	if err := os.WriteFile(*out, md, 0o644); err != nil {
 		fmt.Fprintln(stderr, "catalogue: write:", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "catalogue: wrote %s (%d behaviours)\n", *out, len(bs))
+	fmt.Fprintf(stdout, "catalogue: wrote %s (%d behaviours)\n", *out, len(catalogue.Behaviours))
 	for _, p := range problems {
 		fmt.Fprintln(stderr, "catalogue:", p)
 	}

@@ -1,7 +1,7 @@
 // Command compare renders the behaviour x backend matrix from JUnit files and, with -gate,
 // fails a pipeline on anything worse than the accepted baseline.
 //
-//	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [-catalogue reports/catalogue.md] [FILE...]
+//	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [-catalogue=false] [FILE...]
 //	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
 //	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
 //
@@ -17,9 +17,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 func main() {
@@ -35,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gatePath := fs.String("gate", "", "gate against this baseline file: exit 1 on a new failure, newly skipped or missing spec")
 	backendsFlag := fs.String("backend", "", "comma-separated backends to gate (default: all in the baseline and the reports)")
 	writeBaseline := fs.String("write-baseline", "", "write the current results as the accepted baseline to this file (keeps notes)")
-	cataloguePath := fs.String("catalogue", "reports/catalogue.md", "behaviour titles and the full list of IDs (rows no run reported show as not run); \"\" to skip")
+	withCatalogue := fs.Bool("catalogue", true, "when the reports carry catalogue IDs: title rows after the catalogue (specs/catalogue) and list every behaviour, those no run reported as not run")
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	fs.Usage = func() {
@@ -89,21 +91,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if baseline != nil {
 		extra = baseline.IDs()
 	}
-	var titles map[string]string
-	if *cataloguePath != "" {
-		t, err := reports.ReadCatalogueTitles(*cataloguePath)
-		switch {
-		case errors.Is(err, os.ErrNotExist) && !flagSet(fs, "catalogue"):
-			// Foreign JUnit in another checkout: no catalogue, no problem.
-		case err != nil:
-			return fail(err)
-		default:
-			titles = t
-			extra = append(extra, reports.CatalogueIDs(t)...)
-		}
+	// Foreign reports alone carry no catalogue ID: no catalogue rows for them.
+	useCatalogue := *withCatalogue && slices.ContainsFunc(runs, func(r *reports.Run) bool {
+		return slices.ContainsFunc(r.Cases, func(c reports.Case) bool { _, ok := catalogue.Lookup(c.ID); return ok })
+	})
+	if useCatalogue {
+		extra = append(extra, catalogue.IDs()...)
 	}
 	m := reports.Build(runs, extra...)
-	m.ApplyTitles(titles)
+	if useCatalogue {
+		titles := map[string]string{}
+		for _, b := range catalogue.Behaviours {
+			titles[b.ID] = b.Title
+		}
+		m.ApplyTitles(titles)
+	}
 	opts := reports.Options{Baseline: baseline, Color: useColour}
 
 	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
@@ -173,10 +175,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

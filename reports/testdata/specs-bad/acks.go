@@ -1,15 +1,10 @@
 package specs
 
+// Fixture for the catalogue check: parsed with go/ast, never compiled.
+
 var _ = Describe("Acks", func() {
-	// MUST deliver a nacked message again.
-	It("[A1] nack redelivers", func(ctx SpecContext) {})
-
-	It("[A2] ack acknowledges nothing after it", func(ctx SpecContext) {})
-
-	// MUSTER is not a MUST comment.
-	It("[A3] unacked message is redelivered", func(ctx SpecContext) {})
-
-	// MUST not redeliver acked messages.
-
-	It("[A4] acked messages stay acked", func(ctx SpecContext) {})
+	Behaviour("A1", func(ctx SpecContext) {})
+	Behaviour("A1", func(ctx SpecContext) {})
+	It("[A2] declared without the wrapper", func(ctx SpecContext) {})
+	Behaviour("Q9", func(ctx SpecContext) {})
 })

@@ -34,6 +34,7 @@ import (
 	// memory appends its own variants to the catalogue.
 	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/backends/mutants"
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 	"github.com/pubsub-conformance/harness/suite"
 )
 
@@ -399,7 +400,7 @@ func classify(out *Outcome, reports []types.Report) {
 			}
 		}
 	}
-	sort.SliceStable(fails, func(i, j int) bool { return idLess(fails[i].id, fails[j].id) })
+	sort.SliceStable(fails, func(i, j int) bool { return catalogue.Less(fails[i].id, fails[j].id) })
 	for _, f := range fails {
 		if !slices.Contains(out.Failed, f.id) {
 			out.Failed = append(out.Failed, f.id)
@@ -414,19 +415,6 @@ func classify(out *Outcome, reports []types.Report) {
 			break
 		}
 	}
-}
-
-// idLess orders catalogue IDs as the catalogue does: D, T, G, A, R, L, S, then numbers.
-func idLess(a, b string) bool {
-	const order = "DTGARLS"
-	ka, kb := strings.IndexByte(order, a[0]), strings.IndexByte(order, b[0])
-	if ka != kb {
-		return ka < kb
-	}
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }
 
 // gomegaNoise is what Gomega adds around an error: its type and address, and a struct dump.

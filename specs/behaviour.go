@@ -1,0 +1,34 @@
+package specs
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
+)
+
+// Behaviour declares the spec of catalogue entry id (specs/catalogue) as an It: its text is
+// "[id] <title>" and its labels are "id:<id>" plus the entry's own (slow, fault), so tools find
+// the ID in the labels and people in the text. args are It's: decorators and the body.
+func Behaviour(id string, args ...any) bool {
+	b := entry(id)
+	return It(b.SpecText(), append([]any{Offset(1), Label(b.SpecLabels()...)}, args...)...)
+}
+
+// BehaviourTable declares the spec of catalogue entry id as a DescribeTable (one behaviour,
+// several entries: each entry carries the labels). args are DescribeTable's.
+func BehaviourTable(id string, args ...any) bool {
+	b := entry(id)
+	return DescribeTable(b.SpecText(), append([]any{Offset(1), Label(b.SpecLabels()...)}, args...)...)
+}
+
+// entry finds id in the catalogue; an unknown ID is a programming error caught when the spec
+// tree is built, before any spec runs.
+func entry(id string) catalogue.Behaviour {
+	b, ok := catalogue.Lookup(id)
+	if !ok {
+		panic(fmt.Sprintf("specs: behaviour %q is not in specs/catalogue: add its entry there first", id))
+	}
+	return b
+}

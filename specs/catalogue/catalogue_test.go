@@ -1,0 +1,81 @@
+package catalogue
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTableIsWellFormed(t *testing.T) {
+	for _, p := range Check(Behaviours) {
+		t.Error(p)
+	}
+	if len(Behaviours) == 0 {
+		t.Fatal("empty catalogue")
+	}
+}
+
+func TestCheckFindsProblems(t *testing.T) {
+	bs := []Behaviour{
+		{ID: "D1", Area: "delivery", Title: "t", Must: "MUST x"},
+		{ID: "G1", Area: "groups", Title: "t", Must: "MUST x"},
+		{ID: "D1", Area: "delivery", Title: "", Must: "should x"},
+		{ID: "X1", Area: "nowhere", Title: "t", Must: "MUST x"},
+		{ID: "Gx", Area: "groups", Title: "t", Must: "MUST x"},
+	}
+	got := Check(bs)
+	want := []string{
+		`catalogue entry 3 ("D1"): ID used twice`,
+		`catalogue entry 3 ("D1"): area delivery is split; keep its entries together`,
+		`catalogue entry 3 ("D1"): empty title`,
+		`catalogue entry 3 ("D1"): the requirement must start with MUST`,
+		`catalogue entry 4 ("X1"): unknown area "nowhere"`,
+		`catalogue entry 5 ("Gx"): an ID of area groups is G followed by a number`,
+		`catalogue entry 5 ("Gx"): area groups is split; keep its entries together`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Check:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestLessIsCatalogueOrder(t *testing.T) {
+	ids := []string{"setup", "S1", "Z9", "T1", "A10", "D2", "G3", "D10", "A1", "R5", "L1", "D1", "?", "T9"}
+	slices.SortStableFunc(ids, func(a, b string) int {
+		switch {
+		case Less(a, b):
+			return -1
+		case Less(b, a):
+			return 1
+		}
+		return 0
+	})
+	// Known IDs in table order; unknown ones after, by area then number; non-IDs last.
+	want := []string{"D1", "D2", "G3", "A1", "R5", "T1", "L1", "S1", "D10", "A10", "T9", "Z9", "?", "setup"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("order %v, want %v", ids, want)
+	}
+	if !slices.Equal(IDs()[:3], []string{"D1", "D2", "D3"}) {
+		t.Errorf("IDs() starts %v", IDs()[:3])
+	}
+}
+
+func TestLabels(t *testing.T) {
+	b, ok := Lookup("R4")
+	if !ok {
+		t.Fatal("R4 not in the catalogue")
+	}
+	if got := b.SpecLabels(); !slices.Equal(got, []string{"id:R4", "fault", "slow"}) {
+		t.Errorf("R4 labels %v", got)
+	}
+	if got := IDFromLabels([]string{"restart", "id:R4", "slow"}); got != "R4" {
+		t.Errorf("IDFromLabels = %q", got)
+	}
+	if got := IDFromLabels([]string{"restart"}); got != "" {
+		t.Errorf("IDFromLabels without id label = %q", got)
+	}
+	if _, ok := Lookup("Q7"); ok {
+		t.Error("Lookup(Q7) found something")
+	}
+	if b.SpecText() != "[R4] flow messages sent before a broker restart are delivered after it" {
+		t.Errorf("SpecText %q", b.SpecText())
+	}
+}
