@@ -2,75 +2,74 @@ package backends
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"sort"
-	"strconv"
+	"maps"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Config is everything a backend constructor needs. Fields follow TrustGraph's names; FromEnv
-// fills them from the environment and RegisterFlags from command-line flags.
+// Config is everything a backend constructor needs. It names no concrete backend: each backend
+// package parses and validates its own keys of Settings (backends/kafka.ParseConfig,
+// backends/pulsar.ParseConfig), and an out-of-process adapter receives them as its environment.
 type Config struct {
-	// Backend is the registry name ("kafka", "pulsar", "memory"): --pubsub-backend / PUBSUB_BACKEND.
+	// Backend is the registry name ("kafka", "pulsar", "memory", "kafka~nack-noop", ...).
 	Backend string
 
-	Kafka  KafkaConfig
-	Pulsar PulsarConfig
+	// Settings are the backend's client settings under TrustGraph's environment names
+	// (KAFKA_BOOTSTRAP_SERVERS, KAFKA_SASL_USERNAME, KAFKA_CONFIG_<KEY>, PULSAR_HOST,
+	// PULSAR_ADMIN_URL, PULSAR_API_KEY, ...). An empty value means unset. A suite builds them as
+	// environment, then broker endpoints, then the Descriptor's fixed Settings (see Layer).
+	Settings map[string]string
 
-	// Retention overrides the class default retention for topics this backend creates.
+	// Retention overrides the class default retention for topics this backend creates
+	// (PUBSUB_RETENTION_<CLASS>, see RetentionFromEnv).
 	Retention map[Class]time.Duration
 
 	// Log receives a backend's diagnostic output (client debug logs); nil discards it.
 	Log io.Writer
 }
 
-// KafkaConfig holds the Kafka client settings. Auth fields reach producer, consumer and admin.
-type KafkaConfig struct {
-	BootstrapServers string // KAFKA_BOOTSTRAP_SERVERS
-	SecurityProtocol string // KAFKA_SECURITY_PROTOCOL: PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL
-	SASLMechanism    string // KAFKA_SASL_MECHANISM: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
-	SASLUsername     string // KAFKA_SASL_USERNAME
-	SASLPassword     string // KAFKA_SASL_PASSWORD
-	SSLCALocation    string // KAFKA_SSL_CA_LOCATION
-	SSLCertLocation  string // KAFKA_SSL_CERT_LOCATION
-	SSLKeyLocation   string // KAFKA_SSL_KEY_LOCATION
-	// ReplicationFactor for created topics (KAFKA_REPLICATION_FACTOR); 0 means 1.
-	ReplicationFactor int
-	// Extra is passed to librdkafka as is (KAFKA_CONFIG_<key with _ for .>=value); validated by the backend.
-	Extra map[string]string
-	// Debug is librdkafka's debug contexts (KAFKA_DEBUG=cgrp,topic,fetch), logged to Config.Log.
-	Debug string
-	// AdminExtra is passed to the admin client only, after Extra (KAFKA_ADMIN_CONFIG_<key>=value):
-	// for deployments whose topic administration uses another principal than the data path.
-	// When set, the backend runs a separate admin client instead of sharing the producer's.
-	AdminExtra map[string]string
-	// ConsumerNoWait makes Consumer() return right after subscribing, without waiting for the
-	// group join and partition assignment (KAFKA_CONSUMER_NO_WAIT=true). For callers that
-	// accept losing what is sent before the assignment in exchange for a fast start; the
-	// default (false) waits, as the contract requires.
-	ConsumerNoWait bool
+// Setting returns the value of settings key k ("" when unset).
+func (c Config) Setting(k string) string { return c.Settings[k] }
+
+// WithSettings returns a copy of c whose Settings are c's with layers applied in order (later
+// wins, see Layer). c's own map is never modified.
+func (c Config) WithSettings(layers ...map[string]string) Config {
+	c.Settings = Layer(append([]map[string]string{c.Settings}, layers...)...)
+	return c
 }
 
-// PulsarConfig holds the Pulsar client and admin settings. Auth fields reach client and admin.
-type PulsarConfig struct {
-	Host     string // PULSAR_HOST: pulsar://host:6650
-	AdminURL string // PULSAR_ADMIN_URL: http://host:8080
-	APIKey   string // PULSAR_API_KEY: a token, sent by the client and on every admin call
-	// AdminAPIKey is the token for admin REST calls when administration uses another role than
-	// the data path (PULSAR_ADMIN_API_KEY); empty means APIKey.
-	AdminAPIKey string
-	// TLSTrustCertsFile is the CA for pulsar+ssl:// and https:// (PULSAR_TLS_TRUST_CERTS_FILE).
-	TLSTrustCertsFile string
-	// AllPersistent maps every class to persistent:// topics (PULSAR_ALL_PERSISTENT=true);
-	// false keeps TrustGraph's mapping (non-persistent for request, response, notify).
-	AllPersistent bool
-	// NackRedeliveryDelay is the native negative-ack delay (PULSAR_NACK_REDELIVERY_DELAY); 0 means 1s.
-	NackRedeliveryDelay time.Duration
+// Layer merges settings maps into a new map, later maps winning key by key. An empty value in
+// a later map overrides (unsets) an earlier one: broker endpoints clear the credentials an
+// environment may carry for another broker.
+func Layer(layers ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, l := range layers {
+		maps.Copy(out, l)
+	}
+	return out
+}
+
+// SettingsWithPrefix collects the non-empty settings whose key starts with prefix, keyed by the
+// rest of the key: prefix "KAFKA_CONFIG_" turns KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10 into
+// FETCH_WAIT_MAX_MS=10. Nil when there are none.
+func SettingsWithPrefix(settings map[string]string, prefix string) map[string]string {
+	var out map[string]string
+	for k, v := range settings {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok || rest == "" || v == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[rest] = v
+	}
+	return out
 }
 
 // RetentionFor is the retention for class c: the override when set, else the class default.
@@ -81,187 +80,172 @@ func (c Config) RetentionFor(cl Class) time.Duration {
 	return cl.DefaultRetention()
 }
 
+// RetentionFromEnv reads PUBSUB_RETENTION_<CLASS> (a positive Go duration such as 168h) for
+// every class; getenv is os.Getenv in production. Nil when none is set.
+func RetentionFromEnv(getenv func(string) string) (map[Class]time.Duration, error) {
+	var out map[Class]time.Duration
+	for _, cl := range Classes {
+		key := "PUBSUB_RETENTION_" + strings.ToUpper(string(cl))
+		v := getenv(key)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: %s=%q is not a positive duration (e.g. 168h)", ErrInvalidConfig, key, v)
+		}
+		if out == nil {
+			out = map[Class]time.Duration{}
+		}
+		out[cl] = d
+	}
+	return out, nil
+}
+
 // Constructor builds a Backend from cfg. It must fail fast (within ctx) with an error wrapping
 // ErrUnavailable or ErrAuth when the broker cannot be reached or refuses the credentials, and
 // ErrInvalidConfig for settings it cannot use.
 type Constructor func(ctx context.Context, cfg Config) (Backend, error)
 
+// Descriptor is everything a run needs to know about one registered backend. A backend package
+// exports one (or more, e.g. pulsar and pulsar-persistent) and backends/all registers it with one
+// line; nothing else in the harness names a concrete backend.
+type Descriptor struct {
+	// Name is the registry name, used in PUBSUB_BACKENDS, labels ("backend:<name>") and reports.
+	Name string
+	// Description says in one line what the backend is, for help texts and report metadata.
+	Description string
+	// Broker is the broker kind the backend needs ("kafka", "pulsar"; a fixtures.Kind); "" means
+	// none (an in-process backend).
+	Broker string
+	// Reference marks the in-process reference backend: a self-test of the specs, never a
+	// conformance result.
+	Reference bool
+	// New constructs the backend.
+	New Constructor
+	// Settings are fixed by this registration (PULSAR_ALL_PERSISTENT=true) and win over the
+	// environment and the broker endpoints.
+	Settings map[string]string
+	// Env lists the environment variables the backend reads into Config.Settings, as path.Match
+	// patterns ("KAFKA_BOOTSTRAP_SERVERS", "KAFKA_CONFIG_*").
+	Env []string
+	// Secret lists the settings (path.Match patterns) whose values never reach a report.
+	Secret []string
+	// Variants names the known-bad variants of backends/mutants that are expressed through this
+	// backend's own settings or admin calls (latest-race, close-unsubscribes, auth-admin-only)
+	// and apply to it; the variants that decorate the contract apply to every backend anyway.
+	Variants []string
+
+	// Base and Variant are set on the registrations of known-bad variants ("kafka~nack-noop":
+	// Base "kafka", Variant "nack-noop"; see backends/mutants), empty otherwise.
+	Base, Variant string
+}
+
+// EnvSettings picks the variables d reads (d.Env) out of environ ("KEY=value" strings, as
+// os.Environ returns them). Empty values are kept: they unset a setting.
+func (d Descriptor) EnvSettings(environ []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && matchAny(d.Env, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Public returns the settings with d's secrets left out, for report metadata.
+func (d Descriptor) Public(settings map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range settings {
+		if v != "" && !matchAny(d.Secret, k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func matchAny(patterns []string, key string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool {
+		ok, err := path.Match(p, key)
+		return ok && err == nil
+	})
+}
+
 var (
 	registryMu sync.RWMutex
-	registry   = map[string]Constructor{}
+	registry   = map[string]Descriptor{}
 )
 
-// Register adds a backend under name. The explicit list of backends lives in backends/all;
-// Register panics on a duplicate name because that is a programming error, not input.
-func Register(name string, ctor Constructor) {
+// Register adds a backend. The explicit list of backends lives in backends/all; known-bad
+// variants are registered by backends/mutants. Register panics on a duplicate or empty name
+// or a nil New, because that is a programming error, not input.
+func Register(d Descriptor) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if _, dup := registry[name]; dup {
-		panic("backends: duplicate registration of " + name)
+	if d.Name == "" || d.New == nil {
+		panic(fmt.Sprintf("backends: registration %q lacks a name or a constructor", d.Name))
 	}
-	registry[name] = ctor
+	if _, dup := registry[d.Name]; dup {
+		panic("backends: duplicate registration of " + d.Name)
+	}
+	registry[d.Name] = d
 }
 
 // Names lists the registered backends, sorted.
 func Names() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
-// Lookup returns the constructor for name, or an error wrapping ErrUnknownBackend that lists
-// the known names.
-func Lookup(name string) (Constructor, error) {
-	registryMu.RLock()
-	ctor, ok := registry[name]
-	registryMu.RUnlock()
-	if !ok {
-		// Known-bad variants ("kafka~nack-noop", see backends/mutants) are counted, not listed:
-		// a user who mistyped a backend wants the few real names.
-		var real []string
-		variants := 0
-		for _, n := range Names() {
-			if strings.Contains(n, "~") {
-				variants++
-				continue
-			}
-			real = append(real, n)
+// Descriptors lists the registered backends sorted by name; known-bad variants only when
+// variants is true.
+func Descriptors(variants bool) []Descriptor {
+	var out []Descriptor
+	for _, n := range Names() {
+		d, _ := Lookup(n)
+		if d.Variant == "" || variants {
+			out = append(out, d)
 		}
-		known := strings.Join(real, ", ")
-		if variants > 0 {
-			known += fmt.Sprintf("; and %d known-bad variants named <backend>~<defect>", variants)
-		}
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, known)
-	}
-	return ctor, nil
-}
-
-// Open looks up cfg.Backend and constructs it.
-func Open(ctx context.Context, cfg Config) (Backend, error) {
-	ctor, err := Lookup(cfg.Backend)
-	if err != nil {
-		return nil, err
-	}
-	return ctor(ctx, cfg)
-}
-
-// FromEnv reads a Config from environment variables with TrustGraph's names (see the field
-// comments). getenv is os.Getenv in production; tests pass a map's lookup.
-func FromEnv(getenv func(string) string) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg := Config{
-		Backend: getenv("PUBSUB_BACKEND"),
-		Kafka: KafkaConfig{
-			BootstrapServers: getenv("KAFKA_BOOTSTRAP_SERVERS"),
-			SecurityProtocol: getenv("KAFKA_SECURITY_PROTOCOL"),
-			SASLMechanism:    getenv("KAFKA_SASL_MECHANISM"),
-			SASLUsername:     getenv("KAFKA_SASL_USERNAME"),
-			SASLPassword:     getenv("KAFKA_SASL_PASSWORD"),
-			SSLCALocation:    getenv("KAFKA_SSL_CA_LOCATION"),
-			SSLCertLocation:  getenv("KAFKA_SSL_CERT_LOCATION"),
-			SSLKeyLocation:   getenv("KAFKA_SSL_KEY_LOCATION"),
-			Debug:            getenv("KAFKA_DEBUG"),
-		},
-		Pulsar: PulsarConfig{
-			Host:              getenv("PULSAR_HOST"),
-			AdminURL:          getenv("PULSAR_ADMIN_URL"),
-			APIKey:            getenv("PULSAR_API_KEY"),
-			AdminAPIKey:       getenv("PULSAR_ADMIN_API_KEY"),
-			TLSTrustCertsFile: getenv("PULSAR_TLS_TRUST_CERTS_FILE"),
-		},
-	}
-	if cfg.Backend == "" {
-		cfg.Backend = "pulsar" // TrustGraph's default
-	}
-	if v := getenv("KAFKA_REPLICATION_FACTOR"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return Config{}, fmt.Errorf("%w: KAFKA_REPLICATION_FACTOR=%q is not a positive integer", ErrInvalidConfig, v)
-		}
-		cfg.Kafka.ReplicationFactor = n
-	}
-	if v := getenv("KAFKA_CONSUMER_NO_WAIT"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("%w: KAFKA_CONSUMER_NO_WAIT=%q is not a boolean", ErrInvalidConfig, v)
-		}
-		cfg.Kafka.ConsumerNoWait = b
-	}
-	if v := getenv("PULSAR_ALL_PERSISTENT"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("%w: PULSAR_ALL_PERSISTENT=%q is not a boolean", ErrInvalidConfig, v)
-		}
-		cfg.Pulsar.AllPersistent = b
-	}
-	if v := getenv("PULSAR_NACK_REDELIVERY_DELAY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return Config{}, fmt.Errorf("%w: PULSAR_NACK_REDELIVERY_DELAY=%q is not a duration (e.g. 500ms)", ErrInvalidConfig, v)
-		}
-		cfg.Pulsar.NackRedeliveryDelay = d
-	}
-	for _, cl := range Classes {
-		key := "PUBSUB_RETENTION_" + strings.ToUpper(string(cl))
-		if v := getenv(key); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return Config{}, fmt.Errorf("%w: %s=%q is not a positive duration (e.g. 168h)", ErrInvalidConfig, key, v)
-			}
-			if cfg.Retention == nil {
-				cfg.Retention = map[Class]time.Duration{}
-			}
-			cfg.Retention[cl] = d
-		}
-	}
-	return cfg, nil
-}
-
-// KafkaAdminExtraFromEnviron collects KAFKA_ADMIN_CONFIG_<KEY>=value pairs like
-// KafkaExtraFromEnviron, for KafkaConfig.AdminExtra.
-func KafkaAdminExtraFromEnviron(environ []string) map[string]string {
-	return extraFromEnviron(environ, "KAFKA_ADMIN_CONFIG_")
-}
-
-// KafkaExtraFromEnviron collects KAFKA_CONFIG_<KEY>=value pairs from environ ("k=v" strings) into
-// librdkafka keys: KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10 -> fetch.wait.max.ms=10.
-func KafkaExtraFromEnviron(environ []string) map[string]string {
-	return extraFromEnviron(environ, "KAFKA_CONFIG_")
-}
-
-func extraFromEnviron(environ []string, prefix string) map[string]string {
-	var out map[string]string
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(k, prefix) || len(k) == len(prefix) {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, prefix), "_", "."))
-		out[key] = v
 	}
 	return out
 }
 
-// RegisterFlags binds TrustGraph's command-line flags to cfg on fs; values already in cfg (from
-// FromEnv) are the defaults, so flags override the environment.
-func RegisterFlags(fs *flag.FlagSet, cfg *Config) {
-	fs.StringVar(&cfg.Backend, "pubsub-backend", cfg.Backend, "pub/sub backend: "+strings.Join(Names(), ", "))
-	fs.StringVar(&cfg.Kafka.BootstrapServers, "kafka-bootstrap-servers", cfg.Kafka.BootstrapServers, "Kafka bootstrap servers (host:port,...)")
-	fs.StringVar(&cfg.Kafka.SecurityProtocol, "kafka-security-protocol", cfg.Kafka.SecurityProtocol, "Kafka security.protocol")
-	fs.StringVar(&cfg.Kafka.SASLMechanism, "kafka-sasl-mechanism", cfg.Kafka.SASLMechanism, "Kafka SASL mechanism")
-	fs.StringVar(&cfg.Kafka.SASLUsername, "kafka-sasl-username", cfg.Kafka.SASLUsername, "Kafka SASL username")
-	fs.StringVar(&cfg.Kafka.SASLPassword, "kafka-sasl-password", cfg.Kafka.SASLPassword, "Kafka SASL password")
-	fs.StringVar(&cfg.Pulsar.Host, "pulsar-host", cfg.Pulsar.Host, "Pulsar service URL (pulsar://host:6650)")
-	fs.StringVar(&cfg.Pulsar.AdminURL, "pulsar-admin-url", cfg.Pulsar.AdminURL, "Pulsar admin REST URL (http://host:8080)")
-	fs.StringVar(&cfg.Pulsar.APIKey, "pulsar-api-key", cfg.Pulsar.APIKey, "Pulsar token")
+// Lookup returns the descriptor registered as name, or an error wrapping ErrUnknownBackend that
+// lists the known names.
+func Lookup(name string) (Descriptor, error) {
+	registryMu.RLock()
+	d, ok := registry[name]
+	registryMu.RUnlock()
+	if ok {
+		return d, nil
+	}
+	// Known-bad variants ("kafka~nack-noop", see backends/mutants) are counted, not listed: a
+	// user who mistyped a backend wants the few real names.
+	var real []string
+	all := Descriptors(true)
+	for _, d := range all {
+		if d.Variant == "" {
+			real = append(real, d.Name)
+		}
+	}
+	known := strings.Join(real, ", ")
+	if n := len(all) - len(real); n > 0 {
+		known += fmt.Sprintf("; and %d known-bad variants named <backend>~<defect>", n)
+	}
+	return Descriptor{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, known)
+}
+
+// Open looks up cfg.Backend and constructs it, with the descriptor's fixed Settings over
+// cfg's (so a caller cannot open pulsar-persistent with non-persistent topics).
+func Open(ctx context.Context, cfg Config) (Backend, error) {
+	d, err := Lookup(cfg.Backend)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Settings) > 0 {
+		cfg = cfg.WithSettings(d.Settings)
+	}
+	return d.New(ctx, cfg)
 }

@@ -3,19 +3,19 @@ package backends
 import (
 	"context"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestRegistryLookupAndOpen(t *testing.T) {
-	Register("regtest-a", func(_ context.Context, cfg Config) (Backend, error) { return nil, nil })
-	Register("regtest-b", func(_ context.Context, cfg Config) (Backend, error) {
-		return nil, errors.New("b: " + cfg.Kafka.BootstrapServers)
-	})
-	if _, err := Lookup("regtest-a"); err != nil {
-		t.Fatalf("Lookup(regtest-a): %v", err)
+	nop := func(_ context.Context, cfg Config) (Backend, error) { return nil, nil }
+	Register(Descriptor{Name: "regtest-a", New: nop})
+	Register(Descriptor{Name: "regtest-b", Settings: map[string]string{"FIXED": "reg"}, New: func(_ context.Context, cfg Config) (Backend, error) {
+		return nil, errors.New("b: " + cfg.Setting("HOST") + " " + cfg.Setting("FIXED"))
+	}})
+	if d, err := Lookup("regtest-a"); err != nil || d.Name != "regtest-a" {
+		t.Fatalf("Lookup(regtest-a): %+v %v", d, err)
 	}
 	_, err := Lookup("nope")
 	if !errors.Is(err, ErrUnknownBackend) || Code(err) != "unknown_backend" {
@@ -27,92 +27,71 @@ func TestRegistryLookupAndOpen(t *testing.T) {
 		}
 	}
 	// Known-bad variants are counted, not listed, so the real names stay readable.
-	Register("regtest-a~broken", func(_ context.Context, cfg Config) (Backend, error) { return nil, nil })
+	Register(Descriptor{Name: "regtest-a~broken", Base: "regtest-a", Variant: "broken", New: nop})
 	_, err = Lookup("nope")
 	if msg := err.Error(); strings.Contains(msg, "regtest-a~broken") || !strings.Contains(msg, "known-bad variants named <backend>~<defect>") {
 		t.Errorf("unknown-backend error %q should count variants instead of listing them", msg)
 	}
-	if _, err := Open(context.Background(), Config{Backend: "regtest-b", Kafka: KafkaConfig{BootstrapServers: "h:1"}}); err == nil || err.Error() != "b: h:1" {
-		t.Errorf("Open passes the config to the constructor: got %v", err)
+	if n := len(Descriptors(true)) - len(Descriptors(false)); n != 1 {
+		t.Errorf("Descriptors: %d variants; want 1", n)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("duplicate Register did not panic")
-		}
-	}()
-	Register("regtest-a", nil)
+	// Open passes the config and lays the registration's fixed settings over it.
+	cfg := Config{Backend: "regtest-b", Settings: map[string]string{"HOST": "h:1", "FIXED": "env"}}
+	if _, err := Open(context.Background(), cfg); err == nil || err.Error() != "b: h:1 reg" {
+		t.Errorf("Open: got %v; want b: h:1 reg", err)
+	}
+	if cfg.Settings["FIXED"] != "env" {
+		t.Error("Open modified the caller's settings")
+	}
+	for _, bad := range []Descriptor{{Name: "regtest-a", New: nop}, {Name: "", New: nop}, {Name: "regtest-c"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%+v) did not panic", bad)
+				}
+			}()
+			Register(bad)
+		}()
+	}
 }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-func TestFromEnv(t *testing.T) {
-	cfg, err := FromEnv(env(map[string]string{
-		"PUBSUB_BACKEND":               "kafka",
-		"KAFKA_BOOTSTRAP_SERVERS":      "k:9092",
-		"KAFKA_SECURITY_PROTOCOL":      "SASL_PLAINTEXT",
-		"KAFKA_SASL_MECHANISM":         "PLAIN",
-		"KAFKA_SASL_USERNAME":          "u",
-		"KAFKA_SASL_PASSWORD":          "p",
-		"KAFKA_REPLICATION_FACTOR":     "3",
-		"PULSAR_HOST":                  "pulsar://p:6650",
-		"PULSAR_ADMIN_URL":             "http://p:8080",
-		"PULSAR_API_KEY":               "tok",
-		"PULSAR_ALL_PERSISTENT":        "true",
-		"PULSAR_NACK_REDELIVERY_DELAY": "250ms",
-		"PUBSUB_RETENTION_REQUEST":     "90s",
-	}))
-	if err != nil {
-		t.Fatal(err)
+func TestSettingsLayersEnvAndSecrets(t *testing.T) {
+	got := Layer(map[string]string{"A": "env", "B": "env", "C": "env"}, map[string]string{"B": "broker", "C": ""}, map[string]string{"A": "fixed"})
+	if got["A"] != "fixed" || got["B"] != "broker" || got["C"] != "" {
+		t.Errorf("Layer = %v; later layers win, an empty value unsets", got)
 	}
-	k, p := cfg.Kafka, cfg.Pulsar
-	if cfg.Backend != "kafka" || k.BootstrapServers != "k:9092" || k.SecurityProtocol != "SASL_PLAINTEXT" ||
-		k.SASLMechanism != "PLAIN" || k.SASLUsername != "u" || k.SASLPassword != "p" || k.ReplicationFactor != 3 {
-		t.Errorf("kafka config %+v", cfg)
+	base := Config{Settings: map[string]string{"X": "1"}}
+	with := base.WithSettings(map[string]string{"X": "2"})
+	if base.Setting("X") != "1" || with.Setting("X") != "2" {
+		t.Errorf("WithSettings must copy: base %v with %v", base.Settings, with.Settings)
 	}
-	if p.Host != "pulsar://p:6650" || p.AdminURL != "http://p:8080" || p.APIKey != "tok" || !p.AllPersistent || p.NackRedeliveryDelay != 250*time.Millisecond {
-		t.Errorf("pulsar config %+v", p)
+	if p := SettingsWithPrefix(map[string]string{"K_C_A_B": "1", "K_C_": "x", "K_C_E": "", "O": "2"}, "K_C_"); len(p) != 1 || p["A_B"] != "1" {
+		t.Errorf("SettingsWithPrefix = %v", p)
 	}
-	if cfg.RetentionFor(ClassRequest) != 90*time.Second || cfg.RetentionFor(ClassFlow) != 7*24*time.Hour {
-		t.Errorf("retention override: request %s flow %s", cfg.RetentionFor(ClassRequest), cfg.RetentionFor(ClassFlow))
+	d := Descriptor{Env: []string{"K_HOST", "K_CONFIG_*"}, Secret: []string{"K_*PASSWORD*"}}
+	s := d.EnvSettings([]string{"K_HOST=h", "K_CONFIG_SASL_PASSWORD=p", "K_CONFIG_X=1", "K_HOSTS=no", "OTHER=1", "K_CONFIG_EMPTY="})
+	if len(s) != 4 || s["K_HOST"] != "h" || s["K_CONFIG_EMPTY"] != "" {
+		t.Errorf("EnvSettings = %v", s)
 	}
-
-	def, err := FromEnv(env(nil))
-	if err != nil || def.Backend != "pulsar" {
-		t.Errorf("default backend = %q, %v; want pulsar (TrustGraph's default)", def.Backend, err)
+	if p := d.Public(s); len(p) != 2 || p["K_CONFIG_X"] != "1" || p["K_HOST"] != "h" {
+		t.Errorf("Public = %v; want the secret and the empty one left out", p)
 	}
 }
 
-func TestFromEnvRejectsBadValues(t *testing.T) {
-	for key, val := range map[string]string{
-		"KAFKA_REPLICATION_FACTOR":     "zero",
-		"PULSAR_ALL_PERSISTENT":        "maybe",
-		"PULSAR_NACK_REDELIVERY_DELAY": "soon",
-		"PUBSUB_RETENTION_FLOW":        "-1h",
-	} {
-		_, err := FromEnv(env(map[string]string{key: val}))
-		if !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%s=%s: err %v; want ErrInvalidConfig", key, val, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s=%s: error %q should be one line naming the variable", key, val, err)
-		}
+func TestRetentionFromEnv(t *testing.T) {
+	r, err := RetentionFromEnv(env(map[string]string{"PUBSUB_RETENTION_REQUEST": "90s"}))
+	cfg := Config{Retention: r}
+	if err != nil || cfg.RetentionFor(ClassRequest) != 90*time.Second || cfg.RetentionFor(ClassFlow) != 7*24*time.Hour {
+		t.Errorf("retention override: %v %v", r, err)
 	}
-}
-
-func TestKafkaExtraAndFlags(t *testing.T) {
-	extra := KafkaExtraFromEnviron([]string{"KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10", "KAFKA_CONFIG_=x", "OTHER=1"})
-	if len(extra) != 1 || extra["fetch.wait.max.ms"] != "10" {
-		t.Errorf("extra = %v", extra)
+	if r, err := RetentionFromEnv(env(nil)); r != nil || err != nil {
+		t.Errorf("no override: %v %v", r, err)
 	}
-	cfg := Config{Backend: "pulsar", Kafka: KafkaConfig{BootstrapServers: "env:1"}}
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	RegisterFlags(fs, &cfg)
-	if err := fs.Parse([]string{"--pubsub-backend=kafka", "--pulsar-api-key=t"}); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Backend != "kafka" || cfg.Pulsar.APIKey != "t" || cfg.Kafka.BootstrapServers != "env:1" {
-		t.Errorf("flags over env: %+v", cfg)
+	_, err = RetentionFromEnv(env(map[string]string{"PUBSUB_RETENTION_FLOW": "-1h"}))
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "PUBSUB_RETENTION_FLOW") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("bad retention: %v; want one ErrInvalidConfig line naming the variable", err)
 	}
 }
 

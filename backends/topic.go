@@ -52,6 +52,9 @@ func (c Class) DefaultRetention() time.Duration {
 	return 5 * time.Minute
 }
 
+// maxTopicLength bounds the canonical topic string (Kafka's topic name limit).
+const maxTopicLength = 249
+
 // Topic is a parsed "class:topicspace:topic" string.
 type Topic struct {
 	Class Class
@@ -92,8 +95,10 @@ func ParseTopic(s string) (Topic, error) {
 	if err := checkPart(s, "topic", t.Name, true); err != nil {
 		return Topic{}, err
 	}
-	if n := len(t.KafkaName()); n > 249 {
-		return Topic{}, fmt.Errorf("%w: %q is too long (%d characters as a broker name, at most 249)", ErrInvalidTopic, s, n)
+	// 249 is Kafka's limit; every broker mapping so far keeps the length of the canonical form
+	// (colons become dots or slashes), so it is checked here, once, for every backend.
+	if n := len(t.String()); n > maxTopicLength {
+		return Topic{}, fmt.Errorf("%w: %q is too long (%d characters as a broker name, at most %d)", ErrInvalidTopic, s, n, maxTopicLength)
 	}
 	return t, nil
 }
@@ -124,20 +129,4 @@ func checkPart(whole, what, part string, colonOK bool) error {
 		return fmt.Errorf("%w: %q: %s %q is reserved", ErrInvalidTopic, whole, what, part)
 	}
 	return nil
-}
-
-// KafkaName is the Kafka topic name: "topicspace.class.topic" with colons turned into dots.
-func (t Topic) KafkaName() string {
-	return t.Space + "." + string(t.Class) + "." + strings.ReplaceAll(t.Name, ":", ".")
-}
-
-// PulsarName is the Pulsar topic name, TrustGraph's mapping: persistent for flow (or for every
-// class when allPersistent), non-persistent for the others; tenant = topicspace,
-// namespace = class. Colons in the topic part become dots (Pulsar forbids ':' in local names).
-func (t Topic) PulsarName(allPersistent bool) string {
-	scheme := "non-persistent"
-	if t.Class.Durable() || allPersistent {
-		scheme = "persistent"
-	}
-	return scheme + "://" + t.Space + "/" + string(t.Class) + "/" + strings.ReplaceAll(t.Name, ":", ".")
 }

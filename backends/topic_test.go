@@ -11,17 +11,15 @@ func TestParseTopic(t *testing.T) {
 	for _, tc := range []struct {
 		in               string
 		want             Topic
-		kafka, pulsar    string
-		pulsarPersistent string
 		durable          bool
 		mode             Mode
 		retention        time.Duration
 	}{
-		{in: "x", want: Topic{ClassFlow, "tg", "x"}, kafka: "tg.flow.x", pulsar: "persistent://tg/flow/x", pulsarPersistent: "persistent://tg/flow/x", durable: true, mode: Shared, retention: 7 * 24 * time.Hour},
-		{in: "flow:tg:x", want: Topic{ClassFlow, "tg", "x"}, kafka: "tg.flow.x", pulsar: "persistent://tg/flow/x", pulsarPersistent: "persistent://tg/flow/x", durable: true, mode: Shared, retention: 7 * 24 * time.Hour},
-		{in: "request:tg:prompt:default", want: Topic{ClassRequest, "tg", "prompt:default"}, kafka: "tg.request.prompt.default", pulsar: "non-persistent://tg/request/prompt.default", pulsarPersistent: "persistent://tg/request/prompt.default", mode: Shared, retention: 5 * time.Minute},
-		{in: "response:space-1:a.b_c", want: Topic{ClassResponse, "space-1", "a.b_c"}, kafka: "space-1.response.a.b_c", pulsar: "non-persistent://space-1/response/a.b_c", pulsarPersistent: "persistent://space-1/response/a.b_c", mode: Unique, retention: 5 * time.Minute},
-		{in: "notify:tg:a:b:c", want: Topic{ClassNotify, "tg", "a:b:c"}, kafka: "tg.notify.a.b.c", pulsar: "non-persistent://tg/notify/a.b.c", pulsarPersistent: "persistent://tg/notify/a.b.c", mode: Unique, retention: 5 * time.Minute},
+		{in: "x", want: Topic{ClassFlow, "tg", "x"}, durable: true, mode: Shared, retention: 7 * 24 * time.Hour},
+		{in: "flow:tg:x", want: Topic{ClassFlow, "tg", "x"}, durable: true, mode: Shared, retention: 7 * 24 * time.Hour},
+		{in: "request:tg:prompt:default", want: Topic{ClassRequest, "tg", "prompt:default"}, mode: Shared, retention: 5 * time.Minute},
+		{in: "response:space-1:a.b_c", want: Topic{ClassResponse, "space-1", "a.b_c"}, mode: Unique, retention: 5 * time.Minute},
+		{in: "notify:tg:a:b:c", want: Topic{ClassNotify, "tg", "a:b:c"}, mode: Unique, retention: 5 * time.Minute},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := ParseTopic(tc.in)
@@ -30,15 +28,6 @@ func TestParseTopic(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("ParseTopic(%q) = %+v; want %+v", tc.in, got, tc.want)
-			}
-			if s := got.KafkaName(); s != tc.kafka {
-				t.Errorf("KafkaName = %q; want %q", s, tc.kafka)
-			}
-			if s := got.PulsarName(false); s != tc.pulsar {
-				t.Errorf("PulsarName(false) = %q; want %q", s, tc.pulsar)
-			}
-			if s := got.PulsarName(true); s != tc.pulsarPersistent {
-				t.Errorf("PulsarName(true) = %q; want %q", s, tc.pulsarPersistent)
 			}
 			if got.Class.Durable() != tc.durable || got.Class.DefaultMode() != tc.mode || got.Class.DefaultRetention() != tc.retention {
 				t.Errorf("class %s: durable %v mode %s retention %s; want %v %s %s", got.Class,

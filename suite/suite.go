@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,31 +28,32 @@ import (
 	"github.com/pubsub-conformance/harness/specs"
 )
 
-// BrokerKinds says which broker a registered backend needs; a backend not listed (memory)
-// needs none. Mutant variants "<base>~<variant>" need their base's broker.
-var BrokerKinds = map[string]fixtures.Kind{
-	"kafka":             fixtures.Kafka,
-	"pulsar":            fixtures.Pulsar,
-	"pulsar-persistent": fixtures.Pulsar,
-}
-
-// KindFor returns the broker a backend name needs, and false for none.
+// KindFor returns the broker a registered backend needs (its Descriptor's Broker), and false
+// for none. Known-bad variants "<base>~<variant>" carry their base's.
 func KindFor(name string) (fixtures.Kind, bool) {
-	base, _ := mutants.Split(name)
-	k, ok := BrokerKinds[base]
-	return k, ok
+	d, err := backends.Lookup(name)
+	if err != nil || d.Broker == "" {
+		return "", false
+	}
+	return fixtures.Kind(d.Broker), true
 }
 
-// Selected parses the backend list: the flag value when set, else PUBSUB_BACKENDS, else
-// "memory" (the fast self-test). Names are checked against the registry; an unknown name is an
-// error listing the known ones.
+// Selected parses the backend list: the flag value when set, else PUBSUB_BACKENDS, else the
+// reference backend (the fast self-test). Names are checked against the registry; an unknown
+// name is an error listing the known ones.
 func Selected(flagValue string, getenv func(string) string) ([]string, error) {
 	v := flagValue
 	if v == "" {
 		v = getenv("PUBSUB_BACKENDS")
 	}
 	if strings.TrimSpace(v) == "" {
-		v = memory.Name
+		var refs []string
+		for _, d := range backends.Descriptors(false) {
+			if d.Reference {
+				refs = append(refs, d.Name)
+			}
+		}
+		v = strings.Join(refs, ",")
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -69,17 +71,15 @@ func Selected(flagValue string, getenv func(string) string) ([]string, error) {
 	return out, nil
 }
 
-// Kinds lists the distinct brokers the backends need, in a stable order.
+// Kinds lists the distinct brokers the backends need, sorted.
 func Kinds(names []string) []fixtures.Kind {
 	var out []fixtures.Kind
-	for _, k := range []fixtures.Kind{fixtures.Kafka, fixtures.Pulsar} {
-		for _, n := range names {
-			if kk, ok := KindFor(n); ok && kk == k {
-				out = append(out, k)
-				break
-			}
+	for _, n := range names {
+		if k, ok := KindFor(n); ok && !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -91,7 +91,8 @@ type Shared struct {
 	StartedAt   time.Time                            `json:"startedAt"`
 }
 
-// StartBrokers starts one broker per needed kind (Kafka with its SASL listener) through the
+// StartBrokers starts one broker per needed kind (with its authenticated listener where
+// fixtures.AuthOnShared says so: Kafka's SASL listener) through the
 // provider PUBSUB_BROKERS selects. Called once per run, on Ginkgo process 1; the caller stops
 // the returned brokers (StopBrokers) in SynchronizedAfterSuite, also on failure.
 func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
@@ -110,8 +111,8 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 	var started []fixtures.Broker
 	for _, k := range kinds {
 		opts := []fixtures.Option{fixtures.WithProgress(progress)}
-		if k == fixtures.Kafka {
-			opts = append(opts, fixtures.WithAuth()) // S1 uses the SASL listener of the shared broker
+		if fixtures.AuthOnShared(k) {
+			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
 		}
 		start := time.Now()
 		b, err := p.Start(ctx, k, opts...)
@@ -137,44 +138,35 @@ func StopBrokers(ctx context.Context, bs []fixtures.Broker) error {
 	return errors.Join(errs...)
 }
 
-// BaseConfig is the Config every client of a run starts from: TrustGraph's env names (for
-// settings such as KAFKA_DEBUG or retention overrides), then the endpoints of the run's broker.
-func BaseConfig(name string, ep fixtures.Endpoints) (backends.Config, error) {
-	cfg, err := backends.FromEnv(os.Getenv)
+// BaseConfig is the Config every client of backend name starts from: its settings are the
+// environment's (the variables its Descriptor reads: KAFKA_DEBUG, KAFKA_CONFIG_<KEY>, ...), then
+// broker (a broker's endpoint settings, fixtures.Endpoints.Settings; nil for none), then the
+// Descriptor's fixed Settings; retention overrides come from PUBSUB_RETENTION_<CLASS>.
+func BaseConfig(name string, broker map[string]string) (backends.Config, error) {
+	d, err := backends.Lookup(name)
 	if err != nil {
-		return cfg, fmt.Errorf("configuration from env: %w", err)
+		return backends.Config{}, err
 	}
-	cfg.Backend = name
-	cfg.Kafka.Extra = backends.KafkaExtraFromEnviron(os.Environ())
-	switch ep.Kind {
-	case fixtures.Kafka:
-		cfg.Kafka.BootstrapServers = ep.Bootstrap
-		cfg.Kafka.SecurityProtocol, cfg.Kafka.SASLMechanism, cfg.Kafka.SASLUsername, cfg.Kafka.SASLPassword = "", "", "", ""
-	case fixtures.Pulsar:
-		cfg.Pulsar.Host, cfg.Pulsar.AdminURL, cfg.Pulsar.APIKey = ep.ServiceURL, ep.AdminURL, ""
+	ret, err := backends.RetentionFromEnv(os.Getenv)
+	if err != nil {
+		return backends.Config{}, fmt.Errorf("configuration from env: %w", err)
 	}
-	return cfg, nil
+	return backends.Config{
+		Backend:   name,
+		Settings:  backends.Layer(d.EnvSettings(os.Environ()), broker, d.Settings),
+		Retention: ret,
+	}, nil
 }
 
 // Settings returns the non-secret settings of cfg for report metadata.
 func Settings(cfg backends.Config) map[string]any {
 	s := map[string]any{"backend": cfg.Backend}
-	if cfg.Kafka.BootstrapServers != "" {
-		s["kafkaBootstrapServers"] = cfg.Kafka.BootstrapServers
+	d, err := backends.Lookup(cfg.Backend)
+	if err != nil {
+		return s
 	}
-	if cfg.Kafka.Debug != "" {
-		s["kafkaDebug"] = cfg.Kafka.Debug
-	}
-	if len(cfg.Kafka.Extra) > 0 {
-		s["kafkaExtra"] = cfg.Kafka.Extra
-	}
-	if cfg.Pulsar.Host != "" {
-		s["pulsarHost"] = cfg.Pulsar.Host
-		s["pulsarAdminURL"] = cfg.Pulsar.AdminURL
-		s["pulsarAllPersistent"] = cfg.Pulsar.AllPersistent
-		if cfg.Pulsar.NackRedeliveryDelay > 0 {
-			s["pulsarNackRedeliveryDelay"] = cfg.Pulsar.NackRedeliveryDelay.String()
-		}
+	for k, v := range d.Public(cfg.Settings) {
+		s[k] = v
 	}
 	if len(cfg.Retention) > 0 {
 		r := map[string]string{}
@@ -193,13 +185,13 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	kind, needsBroker := KindFor(name)
 	config := func() (backends.Config, error) {
 		if !needsBroker {
-			return BaseConfig(name, fixtures.Endpoints{})
+			return BaseConfig(name, nil)
 		}
 		ep, ok := sh.Brokers[kind]
 		if !ok {
 			return backends.Config{}, fmt.Errorf("no %s broker was started for %s", kind, name)
 		}
-		return BaseConfig(name, ep)
+		return BaseConfig(name, ep.Settings())
 	}
 	env.Open = func(ctx context.Context) (backends.Backend, error) {
 		cfg, err := config()
@@ -241,10 +233,11 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 
 // memoryEnv fills the parts of Env for the in-process reference backend (and its mutants).
 func memoryEnv(env *specs.Env, name string) {
-	_, variant := mutants.Split(name)
 	wrap := func(b backends.Backend) backends.Backend { return b }
-	if v, ok := mutants.LookupFor(memory.Name, variant); ok && v.Wrap != nil {
-		wrap = v.Wrap
+	if d, err := backends.Lookup(name); err == nil && d.Variant != "" {
+		if v, ok := mutants.LookupFor(d.Base, d.Variant); ok && v.Wrap != nil {
+			wrap = v.Wrap
+		}
 	}
 	env.Auth = func(context.Context) (specs.AuthTarget, error) {
 		return specs.AuthTarget{}, specs.Unavailable("the memory reference backend has no authentication")
@@ -305,63 +298,49 @@ func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
 	return p, nil
 }
 
-// authTarget: Kafka uses the SASL listener of the shared broker; Pulsar starts a private
-// token-auth broker (stopped by the spec through Stop).
+// authTarget reaches an auth-enabled broker of kind: the shared broker's authenticated
+// listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else a private
+// auth-enabled broker (Pulsar's token auth), stopped by the spec through Stop.
 func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
-	open := func(cfg backends.Config) func(context.Context) (backends.Backend, error) {
-		return func(ctx context.Context) (backends.Backend, error) { return backends.Open(ctx, cfg) }
+	target := func(good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
+		open := func(settings map[string]string) func(context.Context) (backends.Backend, error) {
+			return func(ctx context.Context) (backends.Backend, error) {
+				cfg, err := BaseConfig(name, settings)
+				if err != nil {
+					return nil, err
+				}
+				return backends.Open(ctx, cfg)
+			}
+		}
+		return specs.AuthTarget{Good: open(good), Bad: open(bad), Stop: stop}, nil
 	}
-	switch kind {
-	case fixtures.Kafka:
+	if fixtures.AuthOnShared(kind) {
 		ep := sh.Brokers[kind]
-		if ep.Auth == nil || ep.Auth.Bootstrap == "" {
-			return specs.AuthTarget{}, specs.Unavailable("the %s provider started Kafka without a SASL listener", ep.Provider)
+		good, bad, ok := ep.AuthSettings()
+		if !ok {
+			return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, kind)
 		}
-		good, err := BaseConfig(name, ep)
-		if err != nil {
-			return specs.AuthTarget{}, err
-		}
-		good.Kafka.BootstrapServers = ep.Auth.Bootstrap
-		good.Kafka.SecurityProtocol = "SASL_PLAINTEXT"
-		good.Kafka.SASLMechanism = ep.Auth.Mechanism
-		good.Kafka.SASLUsername = ep.Auth.Username
-		good.Kafka.SASLPassword = ep.Auth.Password
-		bad := good
-		bad.Kafka.SASLPassword = ep.Auth.Password + "-wrong"
-		return specs.AuthTarget{Good: open(good), Bad: open(bad)}, nil
-	case fixtures.Pulsar:
-		if sh.Provider == "external" {
-			return specs.AuthTarget{}, specs.Unavailable("external Pulsar: the run cannot start a token-auth broker")
-		}
-		p, err := chooseProvider(progress)
-		if err != nil {
-			return specs.AuthTarget{}, err
-		}
-		start := time.Now()
-		b, err := p.Start(ctx, fixtures.Pulsar, fixtures.WithAuth(), fixtures.WithProgress(progress))
-		if err != nil {
-			return specs.AuthTarget{}, fmt.Errorf("start token-auth pulsar: %w", err)
-		}
-		ep := b.Endpoints()
-		progress("token-auth pulsar ready in %s", time.Since(start).Round(10*time.Millisecond))
-		if ep.Auth == nil || ep.Auth.Token == "" {
-			_ = b.Stop(ctx)
-			return specs.AuthTarget{}, specs.Unavailable("the %s provider has no token-auth Pulsar", p.Name())
-		}
-		good, err := BaseConfig(name, ep)
-		if err != nil {
-			_ = b.Stop(ctx)
-			return specs.AuthTarget{}, err
-		}
-		good.Pulsar.Host, good.Pulsar.AdminURL, good.Pulsar.APIKey = ep.Auth.ServiceURL, ep.Auth.AdminURL, ep.Auth.Token
-		if good.Pulsar.Host == "" {
-			good.Pulsar.Host, good.Pulsar.AdminURL = ep.ServiceURL, ep.AdminURL
-		}
-		bad := good
-		bad.Pulsar.APIKey = ep.Auth.BadToken
-		return specs.AuthTarget{Good: open(good), Bad: open(bad), Stop: b.Stop}, nil
+		return target(good, bad, nil)
 	}
-	return specs.AuthTarget{}, specs.Unavailable("no auth-enabled %s broker", kind)
+	if sh.Provider == "external" {
+		return specs.AuthTarget{}, specs.Unavailable("external %s: the run cannot start an auth-enabled broker", kind)
+	}
+	p, err := chooseProvider(progress)
+	if err != nil {
+		return specs.AuthTarget{}, err
+	}
+	start := time.Now()
+	b, err := p.Start(ctx, kind, fixtures.WithAuth(), fixtures.WithProgress(progress))
+	if err != nil {
+		return specs.AuthTarget{}, fmt.Errorf("start auth-enabled %s: %w", kind, err)
+	}
+	progress("auth-enabled %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
+	good, bad, ok := b.Endpoints().AuthSettings()
+	if !ok {
+		_ = b.Stop(ctx)
+		return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", p.Name(), kind)
+	}
+	return target(good, bad, b.Stop)
 }
 
 // privateBroker starts a broker owned by the calling spec (R4).
@@ -388,7 +367,7 @@ type realPrivate struct {
 }
 
 func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := BaseConfig(r.name, r.b.Endpoints())
+	cfg, err := BaseConfig(r.name, r.b.Endpoints().Settings())
 	if err != nil {
 		return nil, err
 	}
@@ -633,29 +612,28 @@ type Meta struct {
 }
 
 // NewMeta describes the run of backend name.
-func NewMeta(name, description string, sh *Shared, suiteTime time.Duration) Meta {
-	base, _ := mutants.Split(name)
+func NewMeta(name string, sh *Shared, suiteTime time.Duration) Meta {
+	d, _ := backends.Lookup(name)
 	m := Meta{
 		Backend:       name,
-		Reference:     base == memory.Name,
-		Description:   description,
+		Reference:     d.Reference,
+		Description:   d.Description,
 		Provider:      sh.Provider,
 		ProviderWhy:   sh.ProviderWhy,
 		BrokerStartup: map[string]float64{},
 		StartedAt:     sh.StartedAt,
 		SuiteSeconds:  suiteTime.Seconds(),
 	}
-	var ep fixtures.Endpoints
+	var broker map[string]string
 	if kind, ok := KindFor(name); ok {
-		ep = sh.Brokers[kind]
+		ep := sh.Brokers[kind]
 		m.BrokerVersion = ep.Version
 		m.BrokerStartup[string(kind)] = ep.StartupTime.Seconds()
+		broker = ep.Settings()
 	} else {
 		m.Provider = "none (in-process reference)"
 	}
-	if cfg, err := BaseConfig(name, ep); err == nil {
-		// The registration, not the env, fixes this one (backends/all).
-		cfg.Pulsar.AllPersistent = cfg.Pulsar.AllPersistent || base == "pulsar-persistent"
+	if cfg, err := BaseConfig(name, broker); err == nil {
 		m.Settings = Settings(cfg)
 	}
 	return m

@@ -15,8 +15,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
-	"github.com/pubsub-conformance/harness/backends/all"
-	"github.com/pubsub-conformance/harness/backends/memory"
+	"github.com/pubsub-conformance/harness/backends"
+	_ "github.com/pubsub-conformance/harness/backends/all" // the registered backends
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/specs"
@@ -31,7 +31,7 @@ func init() {
 	// Known-bad variants ("memory~nack-noop", "kafka~latest-race", ...) for the self-test that
 	// proves the specs fail (suite/selftest) and for `make mutants` (suite/cmd/mutants). They
 	// are only registry entries: a run tests them only when PUBSUB_BACKENDS names them.
-	mutants.Register(memory.Name, "kafka", "pulsar", "pulsar-persistent")
+	mutants.RegisterAll()
 }
 
 func TestMain(m *testing.M) {
@@ -70,7 +70,7 @@ var (
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	progress("backends under test: %v", names)
 	for _, n := range names {
-		if base, _ := mutants.Split(n); base == memory.Name {
+		if d, _ := backends.Lookup(n); d.Reference {
 			progress("%s is the in-process REFERENCE backend: a self-test of the specs, never a conformance result", n)
 		}
 	}
@@ -110,7 +110,7 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+n+".xml"),
 			reporters.JunitReportConfig{OmitLeafNodeType: true}))
 		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+n+".json")))
-		meta := suite.NewMeta(n, all.Descriptions[n], &shared, r.RunTime)
+		meta := suite.NewMeta(n, &shared, r.RunTime)
 		data, err := json.MarshalIndent(meta, "", "  ")
 		check("meta", err)
 		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+n+".json"), data, 0o644))

@@ -60,7 +60,7 @@ func validateExtra(extra map[string]string) error {
 // commonConfig is the one place that builds the settings every client shares - producer,
 // consumer and admin - so that security settings and passthrough reach all three.
 // logs receives librdkafka's log lines (routed to Config.Log by the backend).
-func commonConfig(k backends.KafkaConfig, logs chan ck.LogEvent) (ck.ConfigMap, error) {
+func commonConfig(k Config, logs chan ck.LogEvent) (ck.ConfigMap, error) {
 	if strings.TrimSpace(k.BootstrapServers) == "" {
 		return nil, fmt.Errorf("%w: kafka bootstrap servers are empty (set KAFKA_BOOTSTRAP_SERVERS=host:port)", backends.ErrInvalidConfig)
 	}

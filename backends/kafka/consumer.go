@@ -97,13 +97,13 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	if err := b.EnsureTopic(ctx, topic); err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
-	m := consumerConfig(b.base, b.cfg.Kafka.Extra, group)
+	m := consumerConfig(b.base, b.kc.Extra, group)
 	kc, err := ck.NewConsumer(&m)
 	if err != nil {
-		return nil, configErr(err, b.cfg.Kafka.Extra)
+		return nil, configErr(err, b.kc.Extra)
 	}
 	c := &consumer{
-		b: b, topic: topic, name: t.KafkaName(), group: group, pos: s.Position, kc: kc,
+		b: b, topic: topic, name: TopicName(t), group: group, pos: s.Position, kc: kc,
 		reqs:      make(chan seekReq),
 		stop:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
@@ -129,7 +129,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		b.rememberGroup(c.name, group)
 	}
 	go c.run()
-	if b.cfg.Kafka.ConsumerNoWait {
+	if b.kc.ConsumerNoWait {
 		// Documented opt-out (KAFKA_CONSUMER_NO_WAIT): live only once the group assigns.
 		return c, nil
 	}

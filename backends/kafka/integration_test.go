@@ -26,7 +26,7 @@ func broker(t *testing.T) backends.Config {
 	if bs == "" {
 		t.Skip("integration test skipped: no broker given (set KAFKA_BOOTSTRAP_SERVERS=host:port of a Kafka broker)")
 	}
-	return backends.Config{Kafka: backends.KafkaConfig{BootstrapServers: bs, Debug: os.Getenv("KAFKA_DEBUG")}, Log: testLog{t}}
+	return backends.Config{Settings: map[string]string{"KAFKA_BOOTSTRAP_SERVERS": bs, "KAFKA_DEBUG": os.Getenv("KAFKA_DEBUG")}, Log: testLog{t}}
 }
 
 type testLog struct{ t *testing.T }
@@ -315,9 +315,9 @@ func TestIntegrationSASL(t *testing.T) {
 		t.Skip("SASL integration test skipped: no SASL listener given (set KAFKA_TEST_SASL_BOOTSTRAP, KAFKA_TEST_SASL_USERNAME, KAFKA_TEST_SASL_PASSWORD)")
 	}
 	cfg := func(password string) backends.Config {
-		return backends.Config{Kafka: backends.KafkaConfig{
-			BootstrapServers: bs, SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN",
-			SASLUsername: os.Getenv("KAFKA_TEST_SASL_USERNAME"), SASLPassword: password,
+		return backends.Config{Settings: map[string]string{
+			"KAFKA_BOOTSTRAP_SERVERS": bs, "KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "KAFKA_SASL_MECHANISM": "PLAIN",
+			"KAFKA_SASL_USERNAME": os.Getenv("KAFKA_TEST_SASL_USERNAME"), "KAFKA_SASL_PASSWORD": password,
 		}, Log: testLog{t}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

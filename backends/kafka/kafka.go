@@ -10,7 +10,7 @@
 // sends) with the admin client riding on it; every Consumer is its own group member, polled by
 // its own goroutine so that rebalances are served even while the application is not receiving.
 //
-// Configuration (backends.Config; the suite fills it from TrustGraph's environment names):
+// Configuration (backends.Config.Settings under TrustGraph's environment names, parsed by ParseConfig):
 //   - KAFKA_BOOTSTRAP_SERVERS, KAFKA_SECURITY_PROTOCOL, KAFKA_SASL_MECHANISM/USERNAME/PASSWORD,
 //     KAFKA_SSL_CA/CERT/KEY_LOCATION reach the producer, every consumer and the admin client.
 //   - KAFKA_CONFIG_<KEY>=value passes any librdkafka property (KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10
@@ -21,7 +21,7 @@
 //     Config.Log (stderr when Log is unset); other librdkafka log lines go to Config.Log only.
 //   - KAFKA_REPLICATION_FACTOR for created topics (default 1); PUBSUB_RETENTION_<CLASS>
 //     overrides a class's retention.
-//   - KAFKA_ADMIN_CONFIG_<KEY>=value (KafkaConfig.AdminExtra) goes to the admin client only, which
+//   - KAFKA_ADMIN_CONFIG_<KEY>=value (Config.AdminExtra) goes to the admin client only, which
 //     is then a separate client (e.g. another principal for topic administration).
 //   - KAFKA_CONSUMER_NO_WAIT=true lets Consumer return before the group assignment: a faster
 //     start that loses what is sent before the assignment (it breaks the contract's D2).
@@ -53,6 +53,7 @@ const defaultWait = 30 * time.Second
 // Backend is the Kafka implementation of backends.Backend.
 type Backend struct {
 	cfg    backends.Config
+	kc     Config // cfg.Settings, parsed
 	base   ck.ConfigMap
 	prod   *ck.Producer
 	admin  *ck.AdminClient
@@ -83,12 +84,17 @@ type Backend struct {
 
 var _ backends.Backend = (*Backend)(nil)
 
-// New connects to the brokers in cfg.Kafka and returns when a metadata request succeeded. It fails
+// New connects to the brokers in cfg.Settings (see ParseConfig) and returns when a metadata request succeeded. It fails
 // fast with ErrAuth when the broker refuses the credentials, ErrUnavailable when no broker answers
 // (within ctx, or 30 s without a deadline), and ErrInvalidConfig for settings librdkafka refuses.
 func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+	kc, err := ParseConfig(cfg.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
 	b := &Backend{
 		cfg:        cfg,
+		kc:         kc,
 		logs:       make(chan ck.LogEvent, 1024),
 		done:       make(chan struct{}),
 		errSeen:    make(chan struct{}, 1),
@@ -96,7 +102,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		producers:  map[*producer]struct{}{},
 		consumers:  map[*consumer]struct{}{},
 	}
-	base, err := commonConfig(cfg.Kafka, b.logs)
+	base, err := commonConfig(kc, b.logs)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -104,12 +110,12 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 	b.bgDone.Add(1)
 	go b.drainLogs(b.logWriter())
 
-	m := producerConfig(b.base, cfg.Kafka.Extra)
+	m := producerConfig(b.base, kc.Extra)
 	b.prod, err = ck.NewProducer(&m)
 	if err != nil {
 		close(b.done)
 		b.bgDone.Wait()
-		return nil, configErr(err, cfg.Kafka.Extra)
+		return nil, configErr(err, kc.Extra)
 	}
 	b.admin, err = b.newAdmin() // the producer's handle unless AdminExtra is set
 	if err != nil {
@@ -148,7 +154,7 @@ func (b *Backend) logWriter() io.Writer {
 	switch {
 	case b.cfg.Log != nil:
 		return b.cfg.Log
-	case b.cfg.Kafka.Debug != "":
+	case b.kc.Debug != "":
 		return os.Stderr
 	default:
 		return io.Discard
@@ -231,7 +237,7 @@ func (b *Backend) probe(ctx context.Context) error {
 		select {
 		case err := <-res:
 			if err != nil {
-				return unreachable(ctx, b.cfg.Kafka.BootstrapServers, err)
+				return unreachable(ctx, b.kc.BootstrapServers, err)
 			}
 			return nil
 		case <-b.errSeen:
@@ -239,10 +245,10 @@ func (b *Backend) probe(ctx context.Context) error {
 				// Auth errors and refused connections are final for New: fail fast rather
 				// than wait out librdkafka's retries.
 				cancel()
-				return fmt.Errorf("kafka: connect to %s: %w", b.cfg.Kafka.BootstrapServers, err)
+				return fmt.Errorf("kafka: connect to %s: %w", b.kc.BootstrapServers, err)
 			}
 		case <-ctx.Done():
-			return unreachable(ctx, b.cfg.Kafka.BootstrapServers, ctx.Err())
+			return unreachable(ctx, b.kc.BootstrapServers, ctx.Err())
 		}
 	}
 }
@@ -300,11 +306,11 @@ func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backend
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
 	s := backends.ApplyTopicOptions(t, b.cfg, opts...)
-	rf := b.cfg.Kafka.ReplicationFactor
+	rf := b.kc.ReplicationFactor
 	if rf <= 0 {
 		rf = 1
 	}
-	name := t.KafkaName()
+	name := TopicName(t)
 	res, err := b.admin.CreateTopics(ctx, []ck.TopicSpecification{{
 		Topic: name, NumPartitions: 1, ReplicationFactor: rf, Config: topicConfig(s.Retention),
 	}})
@@ -389,7 +395,7 @@ func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
-	name := t.KafkaName()
+	name := TopicName(t)
 	res, err := b.admin.DeleteTopics(ctx, []string{name})
 	if err == nil && len(res) == 1 {
 		switch res[0].Error.Code() {
@@ -420,7 +426,7 @@ func (b *Backend) TopicExists(ctx context.Context, topic string) (bool, error) {
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
-	ok, err := b.exists(ctx, t.KafkaName())
+	ok, err := b.exists(ctx, TopicName(t))
 	return ok, b.withClientErr(err)
 }
 
@@ -442,7 +448,7 @@ func (b *Backend) Retention(ctx context.Context, topic string) (time.Duration, e
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
-	name := t.KafkaName()
+	name := TopicName(t)
 	res, err := b.admin.DescribeConfigs(ctx, []ck.ConfigResource{{Type: ck.ResourceTopic, Name: name}})
 	if err == nil && len(res) == 1 && res[0].Error.Code() != ck.ErrNoError {
 		err = res[0].Error

@@ -34,7 +34,7 @@ func TestIDRoundTrip(t *testing.T) {
 }
 
 func TestCommonConfigCarriesSecurityAndDebug(t *testing.T) {
-	k := backends.KafkaConfig{
+	k := Config{
 		BootstrapServers: "b:1", SecurityProtocol: "SASL_SSL", SASLMechanism: "PLAIN",
 		SASLUsername: "u", SASLPassword: "p", SSLCALocation: "/ca", SSLCertLocation: "/cert",
 		SSLKeyLocation: "/key", Debug: "cgrp,fetch", Extra: map[string]string{"fetch.wait.max.ms": "7"},
@@ -69,11 +69,11 @@ func TestCommonConfigCarriesSecurityAndDebug(t *testing.T) {
 }
 
 func TestConfigRejects(t *testing.T) {
-	if _, err := commonConfig(backends.KafkaConfig{}, nil); !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "KAFKA_BOOTSTRAP_SERVERS") {
+	if _, err := commonConfig(Config{}, nil); !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "KAFKA_BOOTSTRAP_SERVERS") {
 		t.Errorf("empty bootstrap: %v", err)
 	}
 	for _, key := range []string{"enable.auto.commit", "group.id", "go.events.channel.enable"} {
-		_, err := commonConfig(backends.KafkaConfig{BootstrapServers: "b:1", Extra: map[string]string{key: "x"}}, nil)
+		_, err := commonConfig(Config{BootstrapServers: "b:1", Extra: map[string]string{key: "x"}}, nil)
 		if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), key) {
 			t.Errorf("managed key %s: %v", key, err)
 		}
@@ -83,8 +83,8 @@ func TestConfigRejects(t *testing.T) {
 func TestNewRejectsUnknownPassthroughKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := New(ctx, backends.Config{Kafka: backends.KafkaConfig{
-		BootstrapServers: "127.0.0.1:1", Extra: map[string]string{"no.such.property": "1"},
+	_, err := New(ctx, backends.Config{Settings: map[string]string{
+		"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "KAFKA_CONFIG_NO_SUCH_PROPERTY": "1",
 	}})
 	if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "no.such.property") {
 		t.Fatalf("New with unknown key: %v; want ErrInvalidConfig naming the key", err)
@@ -101,7 +101,7 @@ func TestNewFailsFastWhenNoBrokerListens(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = New(ctx, backends.Config{Kafka: backends.KafkaConfig{BootstrapServers: addr}})
+	_, err = New(ctx, backends.Config{Settings: map[string]string{"KAFKA_BOOTSTRAP_SERVERS": addr}})
 	if !errors.Is(err, backends.ErrUnavailable) {
 		t.Fatalf("New against a closed port: %v; want ErrUnavailable", err)
 	}
@@ -148,5 +148,51 @@ func TestTopicConfig(t *testing.T) {
 	c = topicConfig(7 * 24 * time.Hour)
 	if c["retention.ms"] != "604800000" || c["segment.ms"] != "" {
 		t.Errorf("flow retention: %v", c)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig(map[string]string{
+		"KAFKA_BOOTSTRAP_SERVERS": "k:9092", "KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "KAFKA_SASL_MECHANISM": "PLAIN",
+		"KAFKA_SASL_USERNAME": "u", "KAFKA_SASL_PASSWORD": "p", "KAFKA_REPLICATION_FACTOR": "3", "KAFKA_CONSUMER_NO_WAIT": "true",
+		"KAFKA_CONFIG_FETCH_WAIT_MAX_MS": "10", "KAFKA_CONFIG_": "x", "KAFKA_ADMIN_CONFIG_SASL_USERNAME": "admin", "OTHER": "1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BootstrapServers != "k:9092" || c.SecurityProtocol != "SASL_PLAINTEXT" || c.SASLMechanism != "PLAIN" ||
+		c.SASLUsername != "u" || c.SASLPassword != "p" || c.ReplicationFactor != 3 || !c.ConsumerNoWait {
+		t.Errorf("parsed %+v", c)
+	}
+	if len(c.Extra) != 1 || c.Extra["fetch.wait.max.ms"] != "10" || len(c.AdminExtra) != 1 || c.AdminExtra["sasl.username"] != "admin" {
+		t.Errorf("passthrough: extra %v admin %v", c.Extra, c.AdminExtra)
+	}
+	for key, val := range map[string]string{"KAFKA_REPLICATION_FACTOR": "zero", "KAFKA_CONSUMER_NO_WAIT": "maybe"} {
+		_, err := ParseConfig(map[string]string{key: val})
+		if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%s: %v; want one ErrInvalidConfig line naming the setting", key, val, err)
+		}
+	}
+}
+
+func TestTopicName(t *testing.T) {
+	for in, want := range map[string]string{
+		"x": "tg.flow.x", "request:tg:prompt:default": "tg.request.prompt.default",
+		"response:space-1:a.b_c": "space-1.response.a.b_c", "notify:tg:a:b:c": "tg.notify.a.b.c",
+	} {
+		if got := TopicName(backends.MustParseTopic(in)); got != want {
+			t.Errorf("TopicName(%s) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+func TestDescriptorSettings(t *testing.T) {
+	s := Descriptor.EnvSettings([]string{"KAFKA_BOOTSTRAP_SERVERS=b:1", "KAFKA_CONFIG_SASL_PASSWORD=x", "KAFKA_SASL_PASSWORD=p", "PULSAR_HOST=p", "HOME=/"})
+	if len(s) != 3 || s["KAFKA_BOOTSTRAP_SERVERS"] != "b:1" {
+		t.Errorf("EnvSettings = %v; want the three KAFKA_ settings only", s)
+	}
+	pub := Descriptor.Public(s)
+	if len(pub) != 1 || pub["KAFKA_BOOTSTRAP_SERVERS"] != "b:1" {
+		t.Errorf("Public = %v; want the passwords left out", pub)
 	}
 }

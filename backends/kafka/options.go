@@ -12,7 +12,7 @@ import (
 )
 
 // This file holds the optional features around the core backend: a separate admin client
-// (KafkaConfig.AdminExtra), the no-wait Consumer (KafkaConfig.ConsumerNoWait, applied in
+// (Config.AdminExtra), the no-wait Consumer (Config.ConsumerNoWait, applied in
 // Consumer) and subscription deletion (backends.SubscriptionDeleter).
 
 var _ backends.SubscriptionDeleter = (*Backend)(nil)
@@ -22,14 +22,14 @@ var _ backends.SubscriptionDeleter = (*Backend)(nil)
 // separate admin client built from the common settings, Extra and AdminExtra, in that order.
 // Close destroys either kind (AdminClient.Close of a derived client leaves the producer alone).
 func (b *Backend) newAdmin() (*ck.AdminClient, error) {
-	if len(b.cfg.Kafka.AdminExtra) == 0 {
+	if len(b.kc.AdminExtra) == 0 {
 		return ck.NewAdminClientFromProducer(b.prod)
 	}
-	if err := validateExtra(b.cfg.Kafka.AdminExtra); err != nil {
+	if err := validateExtra(b.kc.AdminExtra); err != nil {
 		return nil, fmt.Errorf("kafka admin config: %w", err)
 	}
-	m := withExtra(b.base, nil, b.cfg.Kafka.Extra)
-	for k, v := range b.cfg.Kafka.AdminExtra {
+	m := withExtra(b.base, nil, b.kc.Extra)
+	for k, v := range b.kc.AdminExtra {
 		m[k] = v
 	}
 	// A standalone admin client refuses the Go log channel; its librdkafka logs go to stderr.
@@ -37,7 +37,7 @@ func (b *Backend) newAdmin() (*ck.AdminClient, error) {
 	delete(m, "go.logs.channel.enable")
 	a, err := ck.NewAdminClient(&m)
 	if err != nil {
-		return nil, configErr(err, b.cfg.Kafka.AdminExtra)
+		return nil, configErr(err, b.kc.AdminExtra)
 	}
 	return a, nil
 }

@@ -36,13 +36,13 @@ func TestDeleteSubscriptionDropsThePosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	group, _ := groupName(sub, backends.Shared)
-	if left, err := b.committed(ctx, group, backends.MustParseTopic(topic).KafkaName()); err != nil || !left {
+	if left, err := b.committed(ctx, group, TopicName(backends.MustParseTopic(topic))); err != nil || !left {
 		t.Fatalf("before delete: committed %v, err %v; want a committed position", left, err)
 	}
 	if err := b.DeleteSubscription(ctx, topic, sub); err != nil {
 		t.Fatalf("DeleteSubscription: %v", err)
 	}
-	if left, err := b.committed(ctx, group, backends.MustParseTopic(topic).KafkaName()); err != nil || left {
+	if left, err := b.committed(ctx, group, TopicName(backends.MustParseTopic(topic))); err != nil || left {
 		t.Fatalf("after delete: committed %v, err %v; want none", left, err)
 	}
 	if err := b.DeleteSubscription(ctx, topic, sub); err != nil {
@@ -62,7 +62,7 @@ func TestConsumerNoWaitReturnsBeforeAssignment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := broker(t)
-	cfg.Kafka.ConsumerNoWait = true
+	cfg = cfg.WithSettings(map[string]string{"KAFKA_CONSUMER_NO_WAIT": "true"})
 	bb, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestAdminExtraSeparateAdminClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := broker(t)
-	cfg.Kafka.AdminExtra = map[string]string{"client.id": "pubsub-conformance-admin"}
+	cfg = cfg.WithSettings(map[string]string{"KAFKA_ADMIN_CONFIG_CLIENT_ID": "pubsub-conformance-admin"})
 	b, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("New with AdminExtra: %v", err)
@@ -105,7 +105,7 @@ func TestAdminExtraSeparateAdminClient(t *testing.T) {
 	}
 
 	bad := broker(t)
-	bad.Kafka.AdminExtra = map[string]string{"group.id": "x"}
+	bad = bad.WithSettings(map[string]string{"KAFKA_ADMIN_CONFIG_GROUP_ID": "x"})
 	if _, err := New(ctx, bad); !errors.Is(err, backends.ErrInvalidConfig) {
 		t.Fatalf("AdminExtra with a managed key: %v; want ErrInvalidConfig", err)
 	}

@@ -34,7 +34,7 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 	if err := b.EnsureTopic(ctx, topic); err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
-	p := &producer{b: b, topic: topic, name: t.KafkaName()}
+	p := &producer{b: b, topic: topic, name: TopicName(t)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

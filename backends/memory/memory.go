@@ -29,6 +29,10 @@ const Name = "memory"
 // Description is what registries, reports and help texts show for this backend.
 const Description = "in-process reference backend (executable definition of the contract; not a broker)"
 
+// Descriptor registers the reference backend (see backends/all): no broker, never a
+// conformance result.
+var Descriptor = backends.Descriptor{Name: Name, Description: Description, Reference: true, New: New}
+
 // Broker is the in-process "server" that Backends connect to. The zero value is not usable;
 // call NewBroker. Safe for concurrent use.
 type Broker struct {

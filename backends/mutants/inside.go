@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
 
 // The variants whose defect lives inside a real backend. Each one only switches on an ordinary,
-// documented option of the backend (or calls a genuine admin operation at the wrong moment);
-// the backends carry no test-only code for them.
-var brokerBases = []string{"kafka", "pulsar", "pulsar-persistent"}
+// documented setting of the backend (or calls a genuine admin operation at the wrong moment);
+// the backends carry no test-only code for them. They are Declared: a backend's Descriptor
+// names the ones it can express (backends.Descriptor.Variants).
 
 func init() {
 	Catalogue = append(Catalogue,
@@ -20,28 +19,25 @@ func init() {
 			Name:    "latest-race",
 			Catches: []string{"D2"},
 			Defect:  "Consumer() returns before the partition assignment and the group starts at latest (TrustGraph's blocking bug)",
-			// Pulsar's Subscribe returns after the broker created the subscription, so the
-			// client offers no way to return earlier: the defect does not exist there.
-			Bases: []string{"kafka"},
+			// Kafka only: Pulsar's Subscribe returns after the broker created the subscription,
+			// so the client offers no way to return earlier; the defect does not exist there.
+			Declared: true,
 			Configure: func(cfg *backends.Config) {
-				cfg.Kafka.ConsumerNoWait = true
-				extra := maps.Clone(cfg.Kafka.Extra)
-				if extra == nil {
-					extra = map[string]string{}
-				}
-				extra["auto.offset.reset"] = "latest"
-				cfg.Kafka.Extra = extra
+				*cfg = cfg.WithSettings(map[string]string{
+					"KAFKA_CONSUMER_NO_WAIT":         "true",
+					"KAFKA_CONFIG_AUTO_OFFSET_RESET": "latest",
+				})
 			},
 		},
 		Variant{
 			Name:    "close-unsubscribes",
 			Catches: []string{"R1", "R2"},
 			Defect:  "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
-			Bases:   brokerBases,
+			Declared: true,
 			Wrap: func(b backends.Backend) backends.Backend {
 				del, ok := b.(backends.SubscriptionDeleter)
 				if !ok {
-					return b // cannot happen for the bases above: their backends implement it
+					return b // a backend declaring this variant implements it; the base run shows if not
 				}
 				return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, sub string) backends.Consumer {
 					return &unsubscribing{Consumer: c, del: del, topic: topic, sub: sub}
@@ -52,35 +48,35 @@ func init() {
 			Name:      "auth-admin-only",
 			Catches:   []string{"S1"},
 			Defect:    "the credentials reach the admin client but not the producer or consumer",
-			Bases:     brokerBases,
+			Declared:  true,
 			Configure: adminOnlyCredentials,
 		},
 	)
 }
 
-// adminOnlyCredentials moves the data path's credentials to the admin-only settings
-// (KAFKA_ADMIN_CONFIG_*, PULSAR_ADMIN_API_KEY): a misconfiguration the options make possible.
-// It runs in the variant's constructor, after the suite built the Config from the broker.
+// adminOnly maps each data-path credential setting to the admin-only setting that carries the
+// same value to the admin client alone (KAFKA_ADMIN_CONFIG_<KEY> is a librdkafka property of
+// the admin client; PULSAR_ADMIN_API_KEY the admin REST calls' token).
+var adminOnly = map[string]string{
+	"KAFKA_SECURITY_PROTOCOL": "KAFKA_ADMIN_CONFIG_SECURITY_PROTOCOL",
+	"KAFKA_SASL_MECHANISM":    "KAFKA_ADMIN_CONFIG_SASL_MECHANISMS",
+	"KAFKA_SASL_USERNAME":     "KAFKA_ADMIN_CONFIG_SASL_USERNAME",
+	"KAFKA_SASL_PASSWORD":     "KAFKA_ADMIN_CONFIG_SASL_PASSWORD",
+	"PULSAR_API_KEY":          "PULSAR_ADMIN_API_KEY",
+}
+
+// adminOnlyCredentials moves the data path's credentials to the admin-only settings: a
+// misconfiguration the settings make possible. It runs in the variant's constructor, after the
+// suite built the Config from the environment and the broker.
 func adminOnlyCredentials(cfg *backends.Config) {
-	k := &cfg.Kafka
-	admin := maps.Clone(k.AdminExtra)
-	move := func(key string, v *string) {
-		if *v == "" {
-			return
+	changes := map[string]string{}
+	for from, to := range adminOnly {
+		if v := cfg.Setting(from); v != "" {
+			changes[to], changes[from] = v, ""
 		}
-		if admin == nil {
-			admin = map[string]string{}
-		}
-		admin[key] = *v
-		*v = ""
 	}
-	move("security.protocol", &k.SecurityProtocol)
-	move("sasl.mechanisms", &k.SASLMechanism)
-	move("sasl.username", &k.SASLUsername)
-	move("sasl.password", &k.SASLPassword)
-	k.AdminExtra = admin
-	if cfg.Pulsar.APIKey != "" {
-		cfg.Pulsar.AdminAPIKey, cfg.Pulsar.APIKey = cfg.Pulsar.APIKey, ""
+	if len(changes) > 0 {
+		*cfg = cfg.WithSettings(changes)
 	}
 }
 

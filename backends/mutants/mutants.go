@@ -5,13 +5,15 @@
 // lives inside a client library's use, it is a Config adjustment that a real backend honours as an
 // ordinary option (Configure). No variant adds a test-only branch to a backend's production path.
 //
-// Variants are registered as backends named "<base>~<variant>" (see Register), so the suite runs them
-// like any other backend and starts the base backend's broker for them.
+// Variants are registered as backends named "<base>~<variant>" (see RegisterAll), so the suite runs
+// them like any other backend and starts the base backend's broker for them. That name is built
+// and parsed here only (Name, Split).
 package mutants
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,24 +34,28 @@ type Variant struct {
 	Wrap func(backends.Backend) backends.Backend
 	// Configure adjusts the base backend's Config to produce the defect; nil when Wrap does the job.
 	Configure func(*backends.Config)
-	// Bases lists the base backends the variant applies to (nil: every base).
+	// Bases lists the base backends the variant applies to; nil: see Declared. For variants
+	// that belong to one backend's own package (the reference backend's, backends/memory).
 	Bases []string
+	// Declared variants apply only to the backends whose Descriptor.Variants names them (their
+	// defect lives in a backend's own settings or admin calls). A variant with neither Bases nor
+	// Declared decorates the contract and applies to every backend.
+	Declared bool
 	// Catches lists the catalogue specs written for this defect, most telling first: a report
 	// quotes the first of them that failed, and flags a kill that missed all of them.
 	Catches []string
 }
 
-// Applies reports whether v applies to base.
+// Applies reports whether v applies to the registered backend base.
 func (v Variant) Applies(base string) bool {
-	if len(v.Bases) == 0 {
-		return true
+	switch {
+	case len(v.Bases) > 0:
+		return slices.Contains(v.Bases, base)
+	case v.Declared:
+		d, err := backends.Lookup(base)
+		return err == nil && slices.Contains(d.Variants, v.Name)
 	}
-	for _, b := range v.Bases {
-		if b == base {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // Catalogue lists the variants. The broker backends' internal variants (latest-race,
@@ -149,6 +155,9 @@ func For(base string) []Variant {
 	return out
 }
 
+// Name is the registry name of variant v of base: "kafka~nack-noop".
+func Name(base, variant string) string { return base + Separator + variant }
+
 // Split separates "kafka~nack-noop" into its base and variant ("kafka", "nack-noop"); a name
 // without the separator is its own base with no variant.
 func Split(name string) (base, variant string) {
@@ -156,17 +165,23 @@ func Split(name string) (base, variant string) {
 	return base, variant
 }
 
-// Register registers every applicable variant of every base in bases as "<base>~<variant>",
-// constructing the base through the registry so the variant sees exactly the real backend.
-func Register(bases ...string) {
-	for _, base := range bases {
+// RegisterAll registers every applicable variant of every registered backend (variants
+// excluded) as "<base>~<variant>". Call it once, after the backends are registered (a suite's
+// init, after importing backends/all). A variant's descriptor is its base's, renamed: same
+// broker, same settings; its constructor builds the base through the registry, so the variant
+// sees exactly the real backend.
+func RegisterAll() {
+	for _, base := range backends.Descriptors(false) {
 		for _, v := range Catalogue {
-			if !v.Applies(base) {
+			if !v.Applies(base.Name) {
 				continue
 			}
-			v, base := v, base
-			backends.Register(base+Separator+v.Name, func(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
-				cfg.Backend = base
+			d := base
+			d.Name = Name(base.Name, v.Name)
+			d.Base, d.Variant = base.Name, v.Name
+			d.Description = "known-bad variant of " + base.Name + ": " + v.Defect
+			d.New = func(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+				cfg.Backend = d.Base
 				if v.Configure != nil {
 					v.Configure(&cfg)
 				}
@@ -178,7 +193,8 @@ func Register(bases ...string) {
 					b = v.Wrap(b)
 				}
 				return b, nil
-			})
+			}
+			backends.Register(d)
 		}
 	}
 }

@@ -1,38 +1,53 @@
 package mutants
 
 import (
+	"maps"
+	"os"
 	"testing"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/backends/kafka"
+	"github.com/pubsub-conformance/harness/backends/pulsar"
 )
 
+func TestMain(m *testing.M) {
+	// The registrations the variants' applicability reads (backends/all would import memory,
+	// which imports this package).
+	backends.Register(kafka.Descriptor)
+	backends.Register(pulsar.Descriptor)
+	backends.Register(pulsar.PersistentDescriptor)
+	os.Exit(m.Run())
+}
+
 func TestAdminOnlyCredentialsMovesThemOutOfTheDataPath(t *testing.T) {
-	cfg := backends.Config{
-		Kafka:  backends.KafkaConfig{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN", SASLUsername: "u", SASLPassword: "p", AdminExtra: map[string]string{"x": "1"}},
-		Pulsar: backends.PulsarConfig{APIKey: "tok"},
+	settings := map[string]string{
+		"KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "KAFKA_SASL_MECHANISM": "PLAIN", "KAFKA_SASL_USERNAME": "u",
+		"KAFKA_SASL_PASSWORD": "p", "KAFKA_ADMIN_CONFIG_X": "1", "PULSAR_API_KEY": "tok",
 	}
-	orig := cfg.Kafka.AdminExtra
+	cfg := backends.Config{Settings: settings}
 	adminOnlyCredentials(&cfg)
-	k := cfg.Kafka
+	k, err := kafka.ParseConfig(cfg.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if k.SecurityProtocol != "" || k.SASLMechanism != "" || k.SASLUsername != "" || k.SASLPassword != "" {
 		t.Errorf("kafka data-path credentials left: %+v", k)
 	}
 	want := map[string]string{"x": "1", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN", "sasl.username": "u", "sasl.password": "p"}
-	for key, v := range want {
-		if k.AdminExtra[key] != v {
-			t.Errorf("AdminExtra[%q] = %q, want %q", key, k.AdminExtra[key], v)
-		}
+	if !maps.Equal(k.AdminExtra, want) {
+		t.Errorf("AdminExtra = %v, want %v", k.AdminExtra, want)
 	}
-	if len(orig) != 1 {
-		t.Errorf("the caller's AdminExtra map was modified: %v", orig)
+	if settings["KAFKA_SASL_PASSWORD"] != "p" || len(settings) != 6 {
+		t.Errorf("the caller's settings map was modified: %v", settings)
 	}
-	if cfg.Pulsar.APIKey != "" || cfg.Pulsar.AdminAPIKey != "tok" {
-		t.Errorf("pulsar: APIKey %q AdminAPIKey %q; want \"\" and tok", cfg.Pulsar.APIKey, cfg.Pulsar.AdminAPIKey)
+	p, err := pulsar.ParseConfig(cfg.Settings)
+	if err != nil || p.APIKey != "" || p.AdminAPIKey != "tok" {
+		t.Errorf("pulsar: APIKey %q AdminAPIKey %q (%v); want \"\" and tok", p.APIKey, p.AdminAPIKey, err)
 	}
 
-	var plain backends.Config // no credentials: nothing to move, nothing added
+	plain := backends.Config{Settings: map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "b:1"}} // no credentials: nothing to move
 	adminOnlyCredentials(&plain)
-	if plain.Kafka.AdminExtra != nil || plain.Pulsar.AdminAPIKey != "" {
+	if len(plain.Settings) != 1 {
 		t.Errorf("credential-less config changed: %+v", plain)
 	}
 }
@@ -42,14 +57,15 @@ func TestLatestRaceConfig(t *testing.T) {
 	if !ok || v.Configure == nil {
 		t.Fatalf("kafka latest-race: %+v %v", v, ok)
 	}
-	extra := map[string]string{"fetch.wait.max.ms": "10"}
-	cfg := backends.Config{Kafka: backends.KafkaConfig{Extra: extra}}
+	settings := map[string]string{"KAFKA_CONFIG_FETCH_WAIT_MAX_MS": "10"}
+	cfg := backends.Config{Settings: settings}
 	v.Configure(&cfg)
-	if !cfg.Kafka.ConsumerNoWait || cfg.Kafka.Extra["auto.offset.reset"] != "latest" || cfg.Kafka.Extra["fetch.wait.max.ms"] != "10" {
-		t.Errorf("got %+v", cfg.Kafka)
+	k, err := kafka.ParseConfig(cfg.Settings)
+	if err != nil || !k.ConsumerNoWait || k.Extra["auto.offset.reset"] != "latest" || k.Extra["fetch.wait.max.ms"] != "10" {
+		t.Errorf("got %+v, %v", k, err)
 	}
-	if _, set := extra["auto.offset.reset"]; set {
-		t.Error("the caller's Extra map was modified")
+	if len(settings) != 1 {
+		t.Error("the caller's settings map was modified")
 	}
 	if _, ok := LookupFor("pulsar", "latest-race"); ok {
 		t.Error("latest-race must not apply to pulsar (Subscribe is synchronous)")
@@ -83,5 +99,25 @@ func TestSplit(t *testing.T) {
 	}
 	if b, v := Split("pulsar"); b != "pulsar" || v != "" {
 		t.Errorf("Split = %q %q", b, v)
+	}
+	if b, v := Split(Name("pulsar-persistent", "nack-noop")); b != "pulsar-persistent" || v != "nack-noop" {
+		t.Errorf("Split(Name) = %q %q", b, v)
+	}
+}
+
+func TestRegisterAllUsesTheBaseDescriptor(t *testing.T) {
+	RegisterAll()
+	d, err := backends.Lookup("pulsar-persistent~auth-admin-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Base != "pulsar-persistent" || d.Variant != "auth-admin-only" || d.Broker != "pulsar" || d.Settings["PULSAR_ALL_PERSISTENT"] != "true" {
+		t.Errorf("variant descriptor %+v; want the base's broker and fixed settings", d)
+	}
+	if _, err := backends.Lookup("pulsar~latest-race"); err == nil {
+		t.Error("pulsar~latest-race registered; pulsar does not declare it")
+	}
+	if _, err := backends.Lookup("kafka~latest-race"); err != nil {
+		t.Errorf("kafka~latest-race: %v", err)
 	}
 }

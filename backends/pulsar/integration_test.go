@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,15 +20,14 @@ import (
 
 func brokerConfig(t *testing.T, allPersistent bool) backends.Config {
 	t.Helper()
-	cfg, err := backends.FromEnv(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Pulsar.Host == "" || cfg.Pulsar.AdminURL == "" {
+	cfg := backends.Config{Settings: Descriptor.EnvSettings(os.Environ())}
+	if cfg.Setting("PULSAR_HOST") == "" || cfg.Setting("PULSAR_ADMIN_URL") == "" {
 		t.Skip("PULSAR_HOST and PULSAR_ADMIN_URL not set: no broker to test against")
 	}
-	cfg.Pulsar.AllPersistent = allPersistent
-	cfg.Pulsar.NackRedeliveryDelay = 300 * time.Millisecond
+	cfg = cfg.WithSettings(map[string]string{
+		"PULSAR_ALL_PERSISTENT":        strconv.FormatBool(allPersistent),
+		"PULSAR_NACK_REDELIVERY_DELAY": "300ms",
+	})
 	if os.Getenv("PULSAR_TEST_LOG") != "" {
 		cfg.Log = os.Stderr
 	}
@@ -229,15 +229,13 @@ func TestIntegrationBadAdminAndBroker(t *testing.T) {
 	cfg := brokerConfig(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	bad := cfg
-	bad.Pulsar.Host = "pulsar://127.0.0.1:1"
+	bad := cfg.WithSettings(map[string]string{"PULSAR_HOST": "pulsar://127.0.0.1:1"})
 	start := time.Now()
 	if _, err := New(ctx, bad); !errors.Is(err, backends.ErrUnavailable) {
 		t.Fatalf("dead broker: want ErrUnavailable, got %v", err)
 	}
 	t.Logf("dead broker refused in %v", time.Since(start))
-	bad = cfg
-	bad.Pulsar.AdminURL = "http://127.0.0.1:1"
+	bad = cfg.WithSettings(map[string]string{"PULSAR_ADMIN_URL": "http://127.0.0.1:1"})
 	if _, err := New(ctx, bad); !errors.Is(err, backends.ErrUnavailable) {
 		t.Fatalf("dead admin: want ErrUnavailable, got %v", err)
 	}
@@ -248,7 +246,7 @@ func TestIntegrationBadAdminAndBroker(t *testing.T) {
 func TestIntegrationAuth(t *testing.T) {
 	cfg := brokerConfig(t, false)
 	badKey := os.Getenv("PULSAR_BAD_API_KEY")
-	if cfg.Pulsar.APIKey == "" || badKey == "" {
+	if cfg.Setting("PULSAR_API_KEY") == "" || badKey == "" {
 		t.Skip("PULSAR_API_KEY and PULSAR_BAD_API_KEY not set: no auth broker")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -271,8 +269,7 @@ func TestIntegrationAuth(t *testing.T) {
 	}
 	receive(t, c, 10*time.Second)
 
-	bad := cfg
-	bad.Pulsar.APIKey = badKey
+	bad := cfg.WithSettings(map[string]string{"PULSAR_API_KEY": badKey})
 	start := time.Now()
 	_, err = New(ctx, bad)
 	if !errors.Is(err, backends.ErrAuth) {
@@ -284,7 +281,7 @@ func TestIntegrationAuth(t *testing.T) {
 	// bad token must fail its probe with ErrAuth too, not retry until a timeout.
 	hs := &handshakes{ch: make(chan string, 1)}
 	client, err := pulsar.NewClient(pulsar.ClientOptions{
-		URL: cfg.Pulsar.Host, Authentication: pulsar.NewAuthenticationToken(badKey),
+		URL: cfg.Setting("PULSAR_HOST"), Authentication: pulsar.NewAuthenticationToken(badKey),
 		OperationTimeout: operationTimeout, ConnectionTimeout: connectionTimeout, Logger: newLogger(nil, hs.observe),
 	})
 	if err != nil {
@@ -292,7 +289,7 @@ func TestIntegrationAuth(t *testing.T) {
 	}
 	defer client.Close()
 	start = time.Now()
-	err = probeClient(ctx, client, cfg.Pulsar.Host, hs)
+	err = probeClient(ctx, client, cfg.Setting("PULSAR_HOST"), hs)
 	if !errors.Is(err, backends.ErrAuth) {
 		t.Fatalf("client probe with a bad token: want ErrAuth, got %v", err)
 	}

@@ -3,7 +3,7 @@
 //
 // Mapping (TrustGraph's): "class:topicspace:topic" -> {persistent|non-persistent}://topicspace/class/topic,
 // persistent for flow and non-persistent for request, response and notify unless
-// PulsarConfig.AllPersistent. The tenant (topicspace) and namespace (class) are created when
+// Config.AllPersistent (PULSAR_ALL_PERSISTENT). The tenant (topicspace) and namespace (class) are created when
 // missing. Shared classes use a Shared subscription with the given name; unique classes an
 // Exclusive subscription with a unique name.
 //
@@ -67,11 +67,14 @@ type Backend struct {
 
 var _ backends.Backend = (*Backend)(nil)
 
-// New connects to the broker in cfg.Pulsar. It fails fast, within ctx, with ErrInvalidConfig
+// New connects to the broker in cfg.Settings (see ParseConfig). It fails fast, within ctx, with ErrInvalidConfig
 // for unusable settings, ErrAuth when the admin API or the broker refuses the token and
 // ErrUnavailable when either cannot be reached: both are probed with a real call.
 func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
-	pc := cfg.Pulsar
+	pc, err := ParseConfig(cfg.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar: %w", err)
+	}
 	if pc.Host == "" {
 		return nil, fmt.Errorf("%w: pulsar: PULSAR_HOST is empty (want pulsar://host:6650)", backends.ErrInvalidConfig)
 	}
@@ -201,8 +204,8 @@ func (b *Backend) resolve(topic string) (resolved, error) {
 		namespace:  string(t.Class),
 		local:      strings.ReplaceAll(t.Name, ":", "."),
 	}
-	if r.fullName() != t.PulsarName(b.allPers) { // the foundation's naming is the reference
-		return resolved{}, fmt.Errorf("pulsar: %w: %q maps to %q, want %q", backends.ErrInvalidTopic, topic, r.fullName(), t.PulsarName(b.allPers))
+	if r.fullName() != TopicName(t, b.allPers) { // the foundation's naming is the reference
+		return resolved{}, fmt.Errorf("pulsar: %w: %q maps to %q, want %q", backends.ErrInvalidTopic, topic, r.fullName(), TopicName(t, b.allPers))
 	}
 	return r, nil
 }

@@ -139,14 +139,15 @@ func TestMapClientErr(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	ctx := context.Background()
-	for _, pc := range []backends.PulsarConfig{
+	for _, pc := range []map[string]string{
 		{},
-		{Host: "http://x:1", AdminURL: "http://x:2"},
-		{Host: "pulsar://x:1"},
-		{Host: "pulsar://x:1", AdminURL: "ftp://x"},
-		{Host: "pulsar://x:1", AdminURL: "http://x:2", NackRedeliveryDelay: -time.Second},
+		{"PULSAR_HOST": "http://x:1", "PULSAR_ADMIN_URL": "http://x:2"},
+		{"PULSAR_HOST": "pulsar://x:1"},
+		{"PULSAR_HOST": "pulsar://x:1", "PULSAR_ADMIN_URL": "ftp://x"},
+		{"PULSAR_HOST": "pulsar://x:1", "PULSAR_ADMIN_URL": "http://x:2", "PULSAR_NACK_REDELIVERY_DELAY": "-1s"},
+		{"PULSAR_HOST": "pulsar://x:1", "PULSAR_ADMIN_URL": "http://x:2", "PULSAR_ALL_PERSISTENT": "maybe"},
 	} {
-		_, err := New(ctx, backends.Config{Pulsar: pc})
+		_, err := New(ctx, backends.Config{Settings: pc})
 		if !errors.Is(err, backends.ErrInvalidConfig) {
 			t.Errorf("%+v: want ErrInvalidConfig, got %v", pc, err)
 		}
@@ -297,5 +298,37 @@ func TestLostCreateRaceIsExisting(t *testing.T) {
 	other := &httpError{method: "PUT", path: "/admin/v2/tenants/tg", status: 500, reason: "NullPointerException"}
 	if lostCreateRace(other) || lostCreateRace(nil) {
 		t.Error("other server errors are errors")
+	}
+}
+
+func TestParseConfigAndTopicName(t *testing.T) {
+	c, err := ParseConfig(map[string]string{"PULSAR_HOST": "pulsar://p:6650", "PULSAR_ADMIN_URL": "http://p:8080",
+		"PULSAR_API_KEY": "tok", "PULSAR_ALL_PERSISTENT": "true", "PULSAR_NACK_REDELIVERY_DELAY": "250ms"})
+	if err != nil || c.Host != "pulsar://p:6650" || c.AdminURL != "http://p:8080" || c.APIKey != "tok" ||
+		!c.AllPersistent || c.NackRedeliveryDelay != 250*time.Millisecond || adminToken(c) != "tok" {
+		t.Errorf("parsed %+v, %v", c, err)
+	}
+	for key, val := range map[string]string{"PULSAR_ALL_PERSISTENT": "maybe", "PULSAR_NACK_REDELIVERY_DELAY": "soon"} {
+		_, err := ParseConfig(map[string]string{key: val})
+		if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: %v; want ErrInvalidConfig naming the setting", key, val, err)
+		}
+	}
+	for in, want := range map[string][2]string{
+		"x":                         {"persistent://tg/flow/x", "persistent://tg/flow/x"},
+		"request:tg:prompt:default": {"non-persistent://tg/request/prompt.default", "persistent://tg/request/prompt.default"},
+		"response:space-1:a.b_c":    {"non-persistent://space-1/response/a.b_c", "persistent://space-1/response/a.b_c"},
+		"notify:tg:a:b:c":           {"non-persistent://tg/notify/a.b.c", "persistent://tg/notify/a.b.c"},
+	} {
+		tp := backends.MustParseTopic(in)
+		if got := TopicName(tp, false); got != want[0] {
+			t.Errorf("TopicName(%s, false) = %q; want %q", in, got, want[0])
+		}
+		if got := TopicName(tp, true); got != want[1] {
+			t.Errorf("TopicName(%s, true) = %q; want %q", in, got, want[1])
+		}
+	}
+	if PersistentDescriptor.Settings["PULSAR_ALL_PERSISTENT"] != "true" || Descriptor.Settings != nil {
+		t.Error("only pulsar-persistent fixes PULSAR_ALL_PERSISTENT")
 	}
 }

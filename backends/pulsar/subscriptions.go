@@ -13,7 +13,7 @@ var _ backends.SubscriptionDeleter = (*Backend)(nil)
 
 // adminToken is the token admin REST calls send: PULSAR_ADMIN_API_KEY when administration uses
 // its own role, else the data path's PULSAR_API_KEY.
-func adminToken(pc backends.PulsarConfig) string {
+func adminToken(pc Config) string {
 	if pc.AdminAPIKey != "" {
 		return pc.AdminAPIKey
 	}

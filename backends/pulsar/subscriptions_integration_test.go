@@ -62,17 +62,17 @@ func TestIntegrationDeleteSubscription(t *testing.T) {
 // works and the data path is refused (the auth-admin-only misconfiguration).
 func TestIntegrationAdminOnlyToken(t *testing.T) {
 	cfg := brokerConfig(t, false)
-	if cfg.Pulsar.APIKey == "" || os.Getenv("PULSAR_BAD_API_KEY") == "" {
+	if cfg.Setting("PULSAR_API_KEY") == "" || os.Getenv("PULSAR_BAD_API_KEY") == "" {
 		t.Skip("PULSAR_API_KEY and PULSAR_BAD_API_KEY not set: no auth broker")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg.Pulsar.AdminAPIKey, cfg.Pulsar.APIKey = cfg.Pulsar.APIKey, ""
+	cfg = cfg.WithSettings(map[string]string{"PULSAR_ADMIN_API_KEY": cfg.Setting("PULSAR_API_KEY"), "PULSAR_API_KEY": ""})
 	_, err := New(ctx, cfg)
 	if !errors.Is(err, backends.ErrAuth) {
 		t.Fatalf("admin-only token: want the data path refused with ErrAuth, got %v", err)
 	}
-	if adminToken(cfg.Pulsar) == "" {
+	if pc, err := ParseConfig(cfg.Settings); err != nil || adminToken(pc) == "" {
 		t.Fatal("adminToken ignored PULSAR_ADMIN_API_KEY")
 	}
 }

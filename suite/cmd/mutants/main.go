@@ -31,11 +31,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	// memory appends its own variants to the catalogue.
-	"github.com/pubsub-conformance/harness/backends/memory"
+	"github.com/pubsub-conformance/harness/backends"
+	// The registered backends; memory among them appends its own variants to the catalogue.
+	_ "github.com/pubsub-conformance/harness/backends/all"
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
-	"github.com/pubsub-conformance/harness/suite"
 )
 
 type options struct {
@@ -148,8 +148,12 @@ func (r Results) ok() bool {
 func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 	var res Results
 	for _, b := range o.bases {
-		if _, ok := suite.BrokerKinds[b]; !ok && b != memory.Name {
-			return res, fmt.Errorf("base %q is not a backend with variants (want kafka, pulsar, pulsar-persistent or memory)", b)
+		if d, err := backends.Lookup(b); err != nil || d.Variant != "" {
+			var real []string
+			for _, d := range backends.Descriptors(false) {
+				real = append(real, d.Name)
+			}
+			return res, fmt.Errorf("base %q is not a registered backend (want one of %s)", b, strings.Join(real, ", "))
 		}
 	}
 	for _, v := range o.variants {

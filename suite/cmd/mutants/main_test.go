@@ -121,7 +121,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := options{bases: []string{"nosuch"}, moduleRoot: root}
-	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "not a backend with variants") {
+	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "not a registered backend") {
 		t.Errorf("unknown base: err %v", err)
 	}
 	o = options{bases: []string{"kafka"}, variants: []string{"nosuch"}, moduleRoot: root}

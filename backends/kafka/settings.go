@@ -1,0 +1,107 @@
+package kafka
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Descriptor registers this backend (see backends/all). Settings come from TrustGraph's
+// environment names, listed in Env and parsed by ParseConfig.
+var Descriptor = backends.Descriptor{
+	Name:        "kafka",
+	Description: "Apache Kafka via confluent-kafka-go (librdkafka)",
+	Broker:      "kafka",
+	New:         New,
+	Env: []string{
+		"KAFKA_BOOTSTRAP_SERVERS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
+		"KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERT_LOCATION", "KAFKA_SSL_KEY_LOCATION",
+		"KAFKA_REPLICATION_FACTOR", "KAFKA_DEBUG", "KAFKA_CONSUMER_NO_WAIT", "KAFKA_CONFIG_*", "KAFKA_ADMIN_CONFIG_*",
+	},
+	// Passthrough keys may carry credentials (sasl.password, ssl.key.password,
+	// sasl.oauthbearer.client.secret): masked too.
+	Secret:   []string{"KAFKA_SASL_PASSWORD", "KAFKA_*CONFIG_*PASSWORD*", "KAFKA_*CONFIG_*SECRET*", "KAFKA_*CONFIG_*TOKEN*"},
+	Variants: []string{"latest-race", "close-unsubscribes", "auth-admin-only"},
+}
+
+// Config holds the Kafka client settings, parsed from backends.Config.Settings by ParseConfig.
+// Auth fields reach producer, consumer and admin.
+type Config struct {
+	BootstrapServers string // KAFKA_BOOTSTRAP_SERVERS
+	SecurityProtocol string // KAFKA_SECURITY_PROTOCOL: PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL
+	SASLMechanism    string // KAFKA_SASL_MECHANISM: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	SASLUsername     string // KAFKA_SASL_USERNAME
+	SASLPassword     string // KAFKA_SASL_PASSWORD
+	SSLCALocation    string // KAFKA_SSL_CA_LOCATION
+	SSLCertLocation  string // KAFKA_SSL_CERT_LOCATION
+	SSLKeyLocation   string // KAFKA_SSL_KEY_LOCATION
+	// ReplicationFactor for created topics (KAFKA_REPLICATION_FACTOR); 0 means 1.
+	ReplicationFactor int
+	// Extra is passed to librdkafka as is (KAFKA_CONFIG_<key with _ for .>=value); validated by the backend.
+	Extra map[string]string
+	// Debug is librdkafka's debug contexts (KAFKA_DEBUG=cgrp,topic,fetch), logged to Config.Log.
+	Debug string
+	// AdminExtra is passed to the admin client only, after Extra (KAFKA_ADMIN_CONFIG_<key>=value):
+	// for deployments whose topic administration uses another principal than the data path.
+	// When set, the backend runs a separate admin client instead of sharing the producer's.
+	AdminExtra map[string]string
+	// ConsumerNoWait makes Consumer() return right after subscribing, without waiting for the
+	// group join and partition assignment (KAFKA_CONSUMER_NO_WAIT=true). For callers that
+	// accept losing what is sent before the assignment in exchange for a fast start; the
+	// default (false) waits, as the contract requires.
+	ConsumerNoWait bool
+}
+
+// ParseConfig reads the Kafka settings (TrustGraph's names, see Config's fields) and rejects
+// unusable values with an error wrapping backends.ErrInvalidConfig that names the setting.
+func ParseConfig(s map[string]string) (Config, error) {
+	c := Config{
+		BootstrapServers: s["KAFKA_BOOTSTRAP_SERVERS"],
+		SecurityProtocol: s["KAFKA_SECURITY_PROTOCOL"],
+		SASLMechanism:    s["KAFKA_SASL_MECHANISM"],
+		SASLUsername:     s["KAFKA_SASL_USERNAME"],
+		SASLPassword:     s["KAFKA_SASL_PASSWORD"],
+		SSLCALocation:    s["KAFKA_SSL_CA_LOCATION"],
+		SSLCertLocation:  s["KAFKA_SSL_CERT_LOCATION"],
+		SSLKeyLocation:   s["KAFKA_SSL_KEY_LOCATION"],
+		Debug:            s["KAFKA_DEBUG"],
+		Extra:            librdkafkaKeys(backends.SettingsWithPrefix(s, "KAFKA_CONFIG_")),
+		AdminExtra:       librdkafkaKeys(backends.SettingsWithPrefix(s, "KAFKA_ADMIN_CONFIG_")),
+	}
+	if v := s["KAFKA_REPLICATION_FACTOR"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Config{}, fmt.Errorf("%w: KAFKA_REPLICATION_FACTOR=%q is not a positive integer", backends.ErrInvalidConfig, v)
+		}
+		c.ReplicationFactor = n
+	}
+	if v := s["KAFKA_CONSUMER_NO_WAIT"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: KAFKA_CONSUMER_NO_WAIT=%q is not a boolean", backends.ErrInvalidConfig, v)
+		}
+		c.ConsumerNoWait = b
+	}
+	return c, nil
+}
+
+// librdkafkaKeys turns setting-name suffixes into librdkafka property names:
+// FETCH_WAIT_MAX_MS -> fetch.wait.max.ms.
+func librdkafkaKeys(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[strings.ToLower(strings.ReplaceAll(k, "_", "."))] = v
+	}
+	return out
+}
+
+// TopicName is the Kafka topic of a contract topic: "topicspace.class.topic" with colons turned
+// into dots.
+func TopicName(t backends.Topic) string {
+	return t.Space + "." + string(t.Class) + "." + strings.ReplaceAll(t.Name, ":", ".")
+}

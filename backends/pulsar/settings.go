@@ -1,0 +1,91 @@
+package pulsar
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Descriptor registers this backend with TrustGraph's mapping (non-persistent topics for
+// request, response and notify); PersistentDescriptor with every class persistent.
+var Descriptor = backends.Descriptor{
+	Name:        "pulsar",
+	Description: "Apache Pulsar via pulsar-client-go; TrustGraph's mapping (non-persistent for request, response, notify)",
+	Broker:      "pulsar",
+	New:         New,
+	Env: []string{
+		"PULSAR_HOST", "PULSAR_ADMIN_URL", "PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY", "PULSAR_TLS_TRUST_CERTS_FILE",
+		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY",
+	},
+	Secret:   []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
+	Variants: []string{"close-unsubscribes", "auth-admin-only"},
+}
+
+// PersistentDescriptor is the registration with every class on persistent topics.
+var PersistentDescriptor = func() backends.Descriptor {
+	d := Descriptor
+	d.Name = "pulsar-persistent"
+	d.Description = "Apache Pulsar via pulsar-client-go; every class on persistent topics"
+	d.Settings = map[string]string{"PULSAR_ALL_PERSISTENT": "true"}
+	return d
+}()
+
+// Config holds the Pulsar client and admin settings, parsed from backends.Config.Settings by
+// ParseConfig. Auth fields reach client and admin.
+type Config struct {
+	Host     string // PULSAR_HOST: pulsar://host:6650
+	AdminURL string // PULSAR_ADMIN_URL: http://host:8080
+	APIKey   string // PULSAR_API_KEY: a token, sent by the client and on every admin call
+	// AdminAPIKey is the token for admin REST calls when administration uses another role than
+	// the data path (PULSAR_ADMIN_API_KEY); empty means APIKey.
+	AdminAPIKey string
+	// TLSTrustCertsFile is the CA for pulsar+ssl:// and https:// (PULSAR_TLS_TRUST_CERTS_FILE).
+	TLSTrustCertsFile string
+	// AllPersistent maps every class to persistent:// topics (PULSAR_ALL_PERSISTENT=true);
+	// false keeps TrustGraph's mapping (non-persistent for request, response, notify).
+	AllPersistent bool
+	// NackRedeliveryDelay is the native negative-ack delay (PULSAR_NACK_REDELIVERY_DELAY); 0 means 1s.
+	NackRedeliveryDelay time.Duration
+}
+
+// ParseConfig reads the Pulsar settings (TrustGraph's names, see Config's fields) and rejects
+// unparseable values with an error wrapping backends.ErrInvalidConfig that names the setting.
+// New checks the rest (URLs present and well-formed).
+func ParseConfig(s map[string]string) (Config, error) {
+	c := Config{
+		Host:              s["PULSAR_HOST"],
+		AdminURL:          s["PULSAR_ADMIN_URL"],
+		APIKey:            s["PULSAR_API_KEY"],
+		AdminAPIKey:       s["PULSAR_ADMIN_API_KEY"],
+		TLSTrustCertsFile: s["PULSAR_TLS_TRUST_CERTS_FILE"],
+	}
+	if v := s["PULSAR_ALL_PERSISTENT"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: PULSAR_ALL_PERSISTENT=%q is not a boolean", backends.ErrInvalidConfig, v)
+		}
+		c.AllPersistent = b
+	}
+	if v := s["PULSAR_NACK_REDELIVERY_DELAY"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return Config{}, fmt.Errorf("%w: PULSAR_NACK_REDELIVERY_DELAY=%q is not a duration (e.g. 500ms)", backends.ErrInvalidConfig, v)
+		}
+		c.NackRedeliveryDelay = d
+	}
+	return c, nil
+}
+
+// TopicName is the Pulsar topic of a contract topic, TrustGraph's mapping: persistent for flow
+// (or for every class when allPersistent), non-persistent for the others; tenant = topicspace,
+// namespace = class. Colons in the topic part become dots (Pulsar forbids ':' in local names).
+func TopicName(t backends.Topic, allPersistent bool) string {
+	scheme := "non-persistent"
+	if t.Class.Durable() || allPersistent {
+		scheme = "persistent"
+	}
+	return scheme + "://" + t.Space + "/" + string(t.Class) + "/" + strings.ReplaceAll(t.Name, ":", ".")
+}
