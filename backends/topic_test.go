@@ -9,11 +9,11 @@ import (
 
 func TestParseTopic(t *testing.T) {
 	for _, tc := range []struct {
-		in               string
-		want             Topic
-		durable          bool
-		mode             Mode
-		retention        time.Duration
+		in        string
+		want      Topic
+		durable   bool
+		mode      Mode
+		retention time.Duration
 	}{
 		{in: "x", want: Topic{ClassFlow, "tg", "x"}, durable: true, mode: Shared, retention: 7 * 24 * time.Hour},
 		{in: "flow:tg:x", want: Topic{ClassFlow, "tg", "x"}, durable: true, mode: Shared, retention: 7 * 24 * time.Hour},

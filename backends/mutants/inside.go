@@ -30,9 +30,9 @@ func init() {
 			},
 		},
 		Variant{
-			Name:    "close-unsubscribes",
-			Catches: []string{"R1", "R2"},
-			Defect:  "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
+			Name:     "close-unsubscribes",
+			Catches:  []string{"R1", "R2"},
+			Defect:   "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
 			Declared: true,
 			Wrap: func(b backends.Backend) backends.Backend {
 				del, ok := b.(backends.SubscriptionDeleter)
