@@ -25,6 +25,7 @@ func Conformance(env *Env) bool {
 		delivery(env)
 		groups(env)
 		acks(env)
+		acksOutOfOrder(env)
 		restart(env)
 		retention(env)
 		lifecycle(env)

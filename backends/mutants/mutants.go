@@ -82,6 +82,16 @@ var Catalogue = []Variant{
 		},
 	},
 	{
+		Name:    "ack-commits-through",
+		Catches: []string{"A6", "A7"},
+		Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+				return &ackThrough{Consumer: c}
+			}}
+		},
+	},
+	{
 		Name:    "exists-always-true",
 		Catches: []string{"L1", "L2"},
 		Defect:  "TopicExists reports true for a missing topic",
@@ -257,6 +267,41 @@ func (c *ackPosition) Ack(ctx context.Context, d backends.Delivery) error {
 		d = *c.latest
 	}
 	c.mu.Unlock()
+	return c.Consumer.Ack(ctx, d)
+}
+
+// ackThrough acks, with every Ack, all deliveries received before the acked one and not yet
+// settled: a cumulative ack, as committing offset+1 is on a Kafka partition.
+type ackThrough struct {
+	backends.Consumer
+	mu      sync.Mutex
+	pending []backends.Delivery // received, not yet acked through this wrapper, in order
+}
+
+func (c *ackThrough) Receive(ctx context.Context) (backends.Delivery, error) {
+	d, err := c.Consumer.Receive(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.pending = append(c.pending, d)
+		c.mu.Unlock()
+	}
+	return d, err
+}
+
+func (c *ackThrough) Ack(ctx context.Context, d backends.Delivery) error {
+	c.mu.Lock()
+	var earlier []backends.Delivery
+	for i, p := range c.pending {
+		if p.ID == d.ID {
+			earlier = append(earlier, c.pending[:i]...)
+			c.pending = append(c.pending[:0:0], c.pending[i+1:]...)
+			break
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range earlier {
+		_ = c.Consumer.Ack(ctx, e) // as a commit through the offset would: no error of its own
+	}
 	return c.Consumer.Ack(ctx, d)
 }
 

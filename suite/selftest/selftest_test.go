@@ -27,6 +27,7 @@ import (
 var expectations = map[string][]string{
 	"nack-noop":              {"A1", "A5"},
 	"ack-commits-position":   {"A2"},
+	"ack-commits-through":    {"A6", "A7"},
 	"exists-always-true":     {"L1", "L2", "L3"},
 	"ready-poll-discards":    {"T2", "D6"},
 	"unique-shares-group":    {"G2"},
