@@ -44,6 +44,7 @@ type consumer struct {
 	group string
 	pos   backends.Position
 	kc    *ck.Consumer
+	token string // prefix of this consumer's Delivery IDs: tells its deliveries from others'
 
 	reqs     chan seekReq
 	stop     chan struct{} // closed by Close: ends run
@@ -55,6 +56,9 @@ type consumer struct {
 	// handleMu keeps kc alive for calls made outside the poll loop (Ack's commit): Close
 	// destroys kc only under the write lock.
 	handleMu sync.RWMutex
+	// commitMu orders Acks' commits: each commits the bookkeeping as it is when its turn
+	// comes, so a slower commit never overwrites a newer one with an older state.
+	commitMu sync.Mutex
 
 	readyOnce, failOnce, closeOnce sync.Once
 	closeErr                       error
@@ -66,7 +70,8 @@ type consumer struct {
 	avail    chan struct{} // signalled when buf grows
 	paused   bool
 	failErr  error
-	lastErr  error // the latest non-fatal client error, for timeouts' messages
+	lastErr  error               // the latest non-fatal client error, for timeouts' messages
+	parts    map[int32]*partAcks // ack bookkeeping of the assigned partitions (acks.go)
 }
 
 type seekReq struct {
@@ -98,12 +103,18 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
 	m := consumerConfig(b.base, b.kc.Extra, group)
+	var tok [6]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("kafka consumer: delivery id token: %w", err)
+	}
 	kc, err := ck.NewConsumer(&m)
 	if err != nil {
 		return nil, configErr(err, b.kc.Extra)
 	}
 	c := &consumer{
 		b: b, topic: topic, name: TopicName(t), group: group, pos: s.Position, kc: kc,
+		token:     hex.EncodeToString(tok[:]),
+		parts:     map[int32]*partAcks{},
 		reqs:      make(chan seekReq),
 		stop:      make(chan struct{}),
 		loopDone:  make(chan struct{}),
@@ -185,11 +196,29 @@ func (c *consumer) run() {
 				c.onError(e.TopicPartition.Error)
 				continue
 			}
-			c.push(e)
+			if c.track(e) {
+				c.push(e)
+			}
 		case ck.Error:
 			c.onError(e)
 		}
 	}
+}
+
+// track records a fetched message in its partition's ack bookkeeping and reports whether to
+// hand it out: a message acknowledged already (out of order, by this member or, through the
+// commit metadata, an earlier one) is skipped.
+func (c *consumer) track(m *ck.Message) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
+	st := c.parts[p]
+	if st == nil {
+		// Assigned without a fixed start (a failed position fix): start the books here.
+		st = newPartAcks(off, nil)
+		c.parts[p] = st
+	}
+	return st.fetch(off)
 }
 
 func (c *consumer) push(m *ck.Message) {
@@ -277,6 +306,15 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		}
 		c.mu.Lock()
 		c.paused = false
+		for _, p := range parts {
+			if p.Offset >= 0 {
+				var meta string
+				if p.Metadata != nil {
+					meta = *p.Metadata
+				}
+				c.parts[p.Partition] = newPartAcks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
+			}
+		}
 		c.mu.Unlock()
 		switch {
 		case err == nil:
@@ -296,6 +334,9 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		// Messages fetched but not yet handed out belong to the next owner now, which starts
 		// from the committed offset; handing them out here would duplicate them.
 		c.dropBuffered(func(*ck.Message) bool { return true })
+		c.mu.Lock()
+		clear(c.parts)
+		c.mu.Unlock()
 		if err := kc.Unassign(); err != nil {
 			c.onError(err)
 			return err
@@ -366,6 +407,7 @@ func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition,
 		// name (deleted and created again): the subscription starts fresh.
 		if p.Offset >= 0 && int64(p.Offset) <= high {
 			out[i].Offset = p.Offset
+			out[i].Metadata = p.Metadata // the acks above the offset (acks.go)
 			continue
 		}
 		start := high
@@ -452,36 +494,53 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 
 func (c *consumer) delivery(m *ck.Message) backends.Delivery {
 	return backends.Delivery{
-		ID:         encodeID(m.TopicPartition.Partition, int64(m.TopicPartition.Offset)),
+		ID:         encodeID(c.token, m.TopicPartition.Partition, int64(m.TopicPartition.Offset)),
 		Topic:      c.topic,
 		Payload:    m.Value,
 		Properties: fromHeaders(m.Headers),
 	}
 }
 
-// encodeID is a Delivery.ID: "<partition>:<offset>".
-func encodeID(partition int32, offset int64) string {
-	return strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
+// encodeID is a Delivery.ID: "<token>:<partition>:<offset>", token being the consumer's.
+func encodeID(token string, partition int32, offset int64) string {
+	return token + ":" + strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
 }
 
-func decodeID(id string) (partition int32, offset int64, err error) {
-	ps, os, ok := strings.Cut(id, ":")
-	if ok {
+func decodeID(id string) (token string, partition int32, offset int64, err error) {
+	token, rest, ok := strings.Cut(id, ":")
+	ps, os, ok2 := strings.Cut(rest, ":")
+	if ok && ok2 && token != "" {
 		var p int64
 		p, err = strconv.ParseInt(ps, 10, 32)
 		if err == nil {
 			offset, err = strconv.ParseInt(os, 10, 64)
 		}
 		if err == nil && p >= 0 && offset >= 0 {
-			return int32(p), offset, nil
+			return token, int32(p), offset, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%w: %q is not a kafka delivery id (want \"partition:offset\")", backends.ErrUnknownDelivery, id)
+	return "", 0, 0, fmt.Errorf("%w: %q is not a kafka delivery id (want \"token:partition:offset\")", backends.ErrUnknownDelivery, id)
 }
 
-// Ack implements backends.Consumer: commits exactly d's offset+1 for the group, synchronously.
+// own decodes d's ID and checks this consumer handed it out.
+func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
+	token, p, off, err := decodeID(d.ID)
+	if err != nil {
+		return 0, 0, fmt.Errorf("kafka %s: %w", what, err)
+	}
+	if token != c.token {
+		return 0, 0, fmt.Errorf("kafka %s: %w: %q was handed out by another consumer, not by %s on %s", what, backends.ErrUnknownDelivery, d.ID, c.group, c.name)
+	}
+	return p, off, nil
+}
+
+// Ack implements backends.Consumer: d is recorded as acknowledged in its partition's books and
+// the books are committed for the group, synchronously: the contiguous acknowledged prefix as
+// the committed offset, the acknowledged offsets above it in the commit's metadata (acks.go).
+// An ack never acknowledges an earlier unacknowledged message. When the partition was revoked
+// since d was received, the ack is dropped: the partition's next owner delivers d again.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
-	p, off, err := decodeID(d.ID)
+	p, off, err := c.own("ack", d)
 	if err != nil {
 		return err
 	}
@@ -490,10 +549,19 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		return fmt.Errorf("kafka ack: consumer %s: %w", c.group, backends.ErrClosed)
 	default:
 	}
+	c.mu.Lock()
+	st := c.parts[p]
+	changed := st != nil && st.ack(off)
+	c.mu.Unlock()
+	if !changed {
+		return nil // acked before, or no longer ours
+	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
 	res := make(chan error, 1)
 	go func() {
+		c.commitMu.Lock()
+		defer c.commitMu.Unlock()
 		c.handleMu.RLock()
 		defer c.handleMu.RUnlock()
 		select {
@@ -502,7 +570,16 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 			return
 		default:
 		}
-		res <- commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(off + 1)}})
+		c.mu.Lock()
+		st := c.parts[p]
+		if st == nil {
+			c.mu.Unlock()
+			res <- nil // revoked meanwhile: the next owner delivers it again
+			return
+		}
+		point, meta := st.commitState()
+		c.mu.Unlock()
+		res <- commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta}})
 	}()
 	select {
 	case err := <-res:
@@ -513,9 +590,11 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 }
 
 // Nack implements backends.Consumer: the partition's fetch position goes back to d, so d (and
-// whatever followed it, unacknowledged) is delivered again.
+// whatever followed it, unacknowledged) is delivered again; d stays unacknowledged in the
+// partition's books, so no commit moves past it, and messages acked after it are skipped
+// when they are fetched again.
 func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
-	p, off, err := decodeID(d.ID)
+	p, off, err := c.own("nack", d)
 	if err != nil {
 		return err
 	}

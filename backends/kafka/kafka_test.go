@@ -20,14 +20,14 @@ func TestIDRoundTrip(t *testing.T) {
 		p   int32
 		off int64
 	}{{0, 0}, {0, 42}, {3, 1 << 40}} {
-		id := encodeID(c.p, c.off)
-		p, off, err := decodeID(id)
-		if err != nil || p != c.p || off != c.off {
-			t.Fatalf("decodeID(%q) = %d, %d, %v; want %d, %d", id, p, off, err, c.p, c.off)
+		id := encodeID("tok", c.p, c.off)
+		tok, p, off, err := decodeID(id)
+		if err != nil || tok != "tok" || p != c.p || off != c.off {
+			t.Fatalf("decodeID(%q) = %q, %d, %d, %v; want tok, %d, %d", id, tok, p, off, err, c.p, c.off)
 		}
 	}
-	for _, bad := range []string{"", "1", "a:1", "1:b", "-1:3", "0:-2", "0:1:2", "99999999999:1"} {
-		if _, _, err := decodeID(bad); !errors.Is(err, backends.ErrUnknownDelivery) {
+	for _, bad := range []string{"", "1", "0:1", "t:a:1", "t:1:b", "t:-1:3", "t:0:-2", "t:0:1:2", "t:99999999999:1", ":0:1"} {
+		if _, _, _, err := decodeID(bad); !errors.Is(err, backends.ErrUnknownDelivery) {
 			t.Errorf("decodeID(%q) error = %v; want ErrUnknownDelivery", bad, err)
 		}
 	}
