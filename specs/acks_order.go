@@ -20,10 +20,7 @@ func acksOutOfOrder(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		// MUST acknowledge exactly the acked messages when acks come out of order: receive m1,
-		// m2, m3, ack m3 and m2 only, close, reopen the subscription -> m1 is delivered again
-		// (an ack never acknowledges an earlier unacked message) and m2 and m3 are not (A4).
-		It("[A6] acks out of order acknowledge only the acked messages", func(ctx SpecContext) {
+		Behaviour("A6", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "a6")
 			sub := unique("a6")
 			c := subscribe(ctx, b, topic, sub)
@@ -43,10 +40,7 @@ func acksOutOfOrder(env *Env) {
 				"m2 (a6-1) and m3 (a6-2) were acked (out of order) but came again after reopen: out-of-order acks were not kept; %s", after.describe())
 		}, SpecTimeout(specTimeout))
 
-		// MUST lose nothing and redeliver no acked message when many messages are acked in
-		// random order from several goroutines, with some left unacked, across repeated
-		// consumer restarts: every message is eventually acked, none acked comes again.
-		It("[A7] concurrent out-of-order acks across restarts lose nothing", func(ctx SpecContext) {
+		Behaviour("A7", func(ctx SpecContext) {
 			const n, rounds, perRound, workers = 240, 4, 50, 4
 			rng := rand.New(rand.NewPCG(uint64(GinkgoRandomSeed()), 7))
 			topic := newTopic(backends.ClassFlow, "a7")
