@@ -35,11 +35,13 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Setup                                           []Case
 	}
 	var data struct {
-		Backends []backendView
-		Rows     []rowView
-		Baseline bool
+		Backends    []backendView
+		Rows        []rowView
+		Baseline    bool
+		Performance template.HTML
 	}
 	data.Baseline = o.Baseline != nil
+	data.Performance = PerformanceHTML(o.Bench)
 	for _, b := range m.Backends {
 		data.Backends = append(data.Backends, backendView{
 			Label: b.Label, Provider: b.provider(), Broker: b.brokerVersion(), Startup: b.Meta.StartupList(),
@@ -123,6 +125,9 @@ details { margin-top: .3em; font-size: .85em; }
 pre { white-space: pre-wrap; word-break: break-word; margin: .3em 0; }
 ul.entries { margin: .2em 0; padding-left: 1.2em; }
 .setup-fail { color: #a40e0e; font-weight: bold; }
+h3 { font-size: 1em; margin-top: 1.2em; }
+table.perf td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+figure.chart { margin: .5em 0 1em; }
 </style>
 </head>
 <body>
@@ -156,6 +161,7 @@ ul.entries { margin: .2em 0; padding-left: 1.2em; }
 {{end}}</tbody>
 </table>
 {{if .Baseline}}<p>Cells that differ from the accepted baseline say so ("baseline: pass").</p>{{end}}
+{{.Performance}}
 </body>
 </html>
 `))

@@ -15,6 +15,10 @@ type Options struct {
 	Color bool
 	// Width is the terminal table's maximum width; 0 means 120.
 	Width int
+	// Bench results (bench-*.json) for the Performance section; none means no section.
+	Bench []*Bench
+	// BenchChart is the latency chart's path relative to the Markdown file ("" = none).
+	BenchChart string
 }
 
 // accepted returns the accepted result for a cell, or "" when there is no baseline entry.
@@ -105,6 +109,7 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	if len(settings) > 0 {
 		sb.WriteString("\n## Backend settings\n\n" + strings.Join(settings, "\n") + "\n")
 	}
+	sb.WriteString(PerformanceMarkdown(o.Bench, o.BenchChart))
 	_, err := io.WriteString(w, sb.String())
 	return err
 }

@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	withCatalogue := fs.Bool("catalogue", true, "when the reports carry catalogue IDs: title rows after the catalogue (specs/catalogue) and list every behaviour, those no run reported as not run")
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
+	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compare [flags] [JUNIT-FILE...]   (default files: reports/out/junit-*.xml)")
 		fs.PrintDefaults()
@@ -107,6 +108,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		m.ApplyTitles(titles)
 	}
 	opts := reports.Options{Baseline: baseline, Color: useColour}
+	if *benchDir != "" {
+		bs, err := reports.ReadBenches(*benchDir)
+		if err != nil {
+			return fail(err)
+		}
+		opts.Bench = bs
+		if svg := reports.LatencySVG(bs); svg != "" && *mdOut != "" {
+			chart := filepath.Join(filepath.Dir(*mdOut), "bench-latency.svg")
+			if err := writeFile(chart, func(w io.Writer) error { _, err := io.WriteString(w, svg); return err }); err != nil {
+				return fail(err)
+			}
+			opts.BenchChart = filepath.Base(chart)
+		}
+	}
 
 	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
 		return fail(err)

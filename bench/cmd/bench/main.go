@@ -1,0 +1,186 @@
+// Command bench measures each selected backend through the contract, with the broker's raw
+// client beside it on the same broker in the same run, and writes
+// reports/out/bench-<backend>.json (rendered by `make report` into the Performance section).
+//
+//	go run ./bench/cmd/bench [-backends kafka,pulsar] [-out reports/out] [-smoke] [-no-raw]
+//
+// Backends are any registered names (PUBSUB_BACKENDS when -backends is not given; default
+// kafka,pulsar,pulsar-persistent); brokers are started once per kind by the provider
+// PUBSUB_BROKERS selects, as the suite does, and stopped at the end (also on Ctrl-C).
+// Exit status: 0 all workloads ran, 1 some failed (see the errors in the JSON), 2 bad usage or
+// no broker.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+	_ "github.com/pubsub-conformance/harness/backends/all"
+	"github.com/pubsub-conformance/harness/bench"
+	"github.com/pubsub-conformance/harness/bench/raw"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/providers"
+	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/suite"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	names := fs.String("backends", "", "comma-separated registered backends (default $PUBSUB_BACKENDS, else kafka,pulsar,pulsar-persistent)")
+	out := fs.String("out", "reports/out", "directory for bench-<backend>.json")
+	smoke := fs.Bool("smoke", false, "a few seconds per workload instead of the full plan (numbers mean nothing)")
+	noRaw := fs.Bool("no-raw", false, "skip the raw client baseline")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	progress := func(format string, a ...any) {
+		fmt.Fprintf(stdout, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "bench:", err); return 2 }
+
+	sel := *names
+	if sel == "" && os.Getenv("PUBSUB_BACKENDS") == "" {
+		sel = "kafka,pulsar,pulsar-persistent"
+	}
+	selected, err := suite.Selected(sel, os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	plan := bench.Full()
+	if *smoke {
+		plan = bench.Smoke()
+	}
+
+	// One broker per kind, shared by the backends that need it and by the raw client.
+	brokers := map[fixtures.Kind]fixtures.Broker{}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		for k, b := range brokers {
+			if err := b.Stop(sctx); err != nil {
+				progress("stop %s: %v", k, err)
+			}
+		}
+	}()
+	var provider fixtures.Provider
+	status := 0
+	for _, name := range selected {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		kind, needsBroker := suite.KindFor(name)
+		var ep fixtures.Endpoints
+		if needsBroker {
+			if provider == nil {
+				p, why, err := providers.Choose(os.Getenv)
+				if err != nil {
+					return fail(fmt.Errorf("choose broker provider: %w", err))
+				}
+				provider = p
+				progress("broker provider %s: %s", p.Name(), why)
+			}
+			b, ok := brokers[kind]
+			if !ok {
+				start := time.Now()
+				b, err = provider.Start(ctx, kind, fixtures.WithProgress(progress))
+				if err != nil {
+					return fail(fmt.Errorf("start %s (%s provider): %w", kind, provider.Name(), err))
+				}
+				brokers[kind] = b
+				progress("%s %s ready in %s", kind, b.Endpoints().Version, time.Since(start).Round(10*time.Millisecond))
+			}
+			ep = b.Endpoints()
+		}
+		res, err := benchOne(ctx, name, ep, needsBroker && !*noRaw, plan, progress)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %s: %v\n", name, err)
+			status = 1
+			continue
+		}
+		res.Smoke = *smoke
+		if needsBroker {
+			res.Broker, res.BrokerVersion, res.Provider = string(kind), ep.Version, ep.Provider
+		}
+		path := reports.BenchFile(*out, name)
+		if err := res.Write(path); err != nil {
+			return fail(err)
+		}
+		if len(res.Errors) > 0 {
+			status = 1
+		}
+		for _, r := range res.Ratios {
+			progress("%s %s: backend %.2f, raw %.2f, ratio %.2f", name, r.Figure, r.Backend, r.Raw, r.Ratio)
+		}
+		progress("wrote %s", path)
+	}
+	return status
+}
+
+// benchOne opens name through the registry on ep (and the raw client of ep's kind) and
+// measures both.
+func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw bool, plan bench.Plan, progress func(string, ...any)) (*reports.Bench, error) {
+	var broker map[string]string
+	if ep.Kind != "" {
+		broker = ep.Settings()
+	}
+	cfg, err := suite.BaseConfig(name, broker)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	b, err := backends.Open(octx, cfg)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = b.Close(cctx)
+	}()
+	d, err := backends.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	r := bench.Run{Backend: b, Description: d.Description, Plan: plan, Progress: progress}
+	if withRaw {
+		t, err := raw.For(ep)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = t.Close(cctx)
+		}()
+		r.Raw = t
+	}
+	res, err := r.Measure(ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return res, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Errors) > 0 {
+		progress("%s: %d workload(s) failed: %s", name, len(res.Errors), strings.Join(res.Errors, "; "))
+	}
+	return res, nil
+}
