@@ -32,7 +32,7 @@ func TestSmoke(t *testing.T) {
 	}
 	be, raw := open(), open()
 	start := time.Now()
-	res, err := bench.Run{Backend: be, Raw: bench.ContractTarget{B: raw, Description: "second memory backend"},
+	res, err := bench.Run{Backend: be, Raw: []bench.Client{{Name: reports.ClientRaw, T: bench.ContractTarget{B: raw, Description: "second memory backend"}}},
 		Plan: bench.Smoke(), Progress: t.Logf}.Measure(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -51,11 +51,19 @@ type Run struct {
 	Backend backends.Backend
 	// Description says what the backend is.
 	Description string
-	// Raw is the broker's own client on the same broker; nil when there is none (in-process).
-	Raw  Target
+	// Raw are the broker's own client on the same broker, by client name (reports.ClientRaw,
+	// reports.ClientRawSame); none for an in-process backend. Only reports.ClientRaw runs the
+	// latency workload: the other one exists for the adapter's own throughput cost.
+	Raw  []Client
 	Plan Plan
 	// Progress gets one line per workload; nil discards.
 	Progress func(format string, args ...any)
+}
+
+// Client is a Target under a client name of the report.
+type Client struct {
+	Name string
+	T    Target
 }
 
 // Measure runs every workload, backend then raw for each figure so both see the same moment
@@ -69,16 +77,7 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 	started := time.Now()
 	out := &reports.Bench{Backend: r.Backend.Name(), Description: r.Description,
 		StartedAt: started.UTC().Format(time.RFC3339), Machine: ThisMachine()}
-	targets := []struct {
-		client string
-		t      Target
-	}{{reports.ClientBackend, ContractTarget{B: r.Backend, Description: r.Description}}}
-	if r.Raw != nil {
-		targets = append(targets, struct {
-			client string
-			t      Target
-		}{reports.ClientRaw, r.Raw})
-	}
+	targets := append([]Client{{reports.ClientBackend, ContractTarget{B: r.Backend, Description: r.Description}}}, r.Raw...)
 	fail := func(what string, err error) {
 		line := what + ": " + strings.Join(strings.Fields(err.Error()), " ")
 		out.Errors = append(out.Errors, line)
@@ -92,32 +91,35 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 				fail("topic", err)
 				continue
 			}
-			res, err := Throughput(ctx, tg.t, topic, p.Messages, p.Bytes, senders)
+			res, err := Throughput(ctx, tg.T, topic, p.Messages, p.Bytes, senders)
 			done()
-			res.Client = tg.client
+			res.Client = tg.Name
 			out.Throughput = append(out.Throughput, res)
 			if err != nil {
-				fail(fmt.Sprintf("%s throughput senders=%d", tg.client, senders), err)
+				fail(fmt.Sprintf("%s throughput senders=%d", tg.Name, senders), err)
 			}
 			progress("%s %s throughput senders=%d: %.0f msgs/s, %.2f MB/s (%d errors, %.1fs)",
-				out.Backend, tg.client, senders, res.MsgsPerSec, res.MBPerSec, res.Errors, res.Seconds)
+				out.Backend, tg.Name, senders, res.MsgsPerSec, res.MBPerSec, res.Errors, res.Seconds)
 		}
 	}
 	for _, tg := range targets {
+		if tg.Name != reports.ClientBackend && tg.Name != reports.ClientRaw {
+			continue
+		}
 		topic, done, err := r.topic(ctx)
 		if err != nil {
 			fail("topic", err)
 			continue
 		}
-		res, err := Latency(ctx, tg.t, topic, "bench-latency", p.Rate, p.For, p.Bytes, p.Workers, p.Drain)
+		res, err := Latency(ctx, tg.T, topic, "bench-latency", p.Rate, p.For, p.Bytes, p.Workers, p.Drain)
 		done()
-		res.Client = tg.client
+		res.Client = tg.Name
 		out.Latency = append(out.Latency, res)
 		if err != nil {
-			fail(tg.client+" latency", err)
+			fail(tg.Name+" latency", err)
 		}
 		progress("%s %s latency at %d/s: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms (%d/%d received)",
-			out.Backend, tg.client, p.Rate, res.EndToEnd.P50, res.EndToEnd.P99, res.EndToEnd.P999, res.EndToEnd.Max, res.Received, res.Sent)
+			out.Backend, tg.Name, p.Rate, res.EndToEnd.P50, res.EndToEnd.P99, res.EndToEnd.P999, res.EndToEnd.Max, res.Received, res.Sent)
 	}
 	if p.Subscribes > 0 {
 		topic, done, err := r.topic(ctx)

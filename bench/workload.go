@@ -310,7 +310,9 @@ func Subscribe(ctx context.Context, t ContractTarget, topic string, n int, subPr
 }
 
 // newHist tracks 1 µs .. 1 h with 3 significant digits.
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3) }
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+}
 
 func micros(d time.Duration) int64 {
 	if d < time.Microsecond {

@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -72,6 +73,9 @@ func perfTables(bs []*Bench) (thr, lat, sub []perfRow) {
 					fmt.Sprintf("%.0f", t.MsgsPerSec), fmt.Sprintf("%.2f", t.MBPerSec), fmt.Sprint(t.Errors)}}
 			if t.Client == ClientBackend {
 				r.Ratio = fmtRatio(b.RatioOf(fmt.Sprintf("throughput senders=%d", t.Senders)))
+				if a := b.RatioOf(fmt.Sprintf("adapter throughput senders=%d", t.Senders)); a > 0 {
+					r.Ratio += " (" + fmtRatio(a) + " vs raw-same-settings)"
+				}
 			}
 			thr = append(thr, r)
 		}
@@ -287,7 +291,7 @@ func LatencySVG(bs []*Bench) string {
 	for e := minExp; e <= maxExp; e++ {
 		yy := y(math.Pow(10, e))
 		fmt.Fprintf(&sb, `<line class="grid" x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f"/>`, left, left+plotW, yy, yy)
-		fmt.Fprintf(&sb, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-6, yy+4, html.EscapeString(fmtMs(math.Pow(10, e))))
+		fmt.Fprintf(&sb, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, left-6, yy+4, strconv.FormatFloat(math.Pow(10, e), 'g', -1, 64)+" ms")
 	}
 	fmt.Fprintf(&sb, `<line class="axis" x1="%.0f" x2="%.0f" y1="%.0f" y2="%.0f"/>`, left, left, top, top+plotH)
 	for gi, pc := range pcts {

@@ -21,27 +21,35 @@ var kafkaProducerConfig = map[string]any{
 	"enable.idempotence": true,
 }
 
+// kafkaBackendSettings are the backend's own producer performance settings (backends/kafka
+// producerConfig), for the raw-same-settings baseline: keep them in step.
+var kafkaBackendSettings = map[string]any{"linger.ms": 2}
+
 // Kafka is confluent-kafka-go used directly: one producer shared by every sender (as the
 // backend shares one), each Send waiting for its own delivery report; a consumer per receiver,
 // assigned to the topic's partition at its end, committing each acknowledged offset
 // synchronously (the contract's Ack returns after the commit).
 type Kafka struct {
 	bootstrap string
+	extra     map[string]any
 	p         *ck.Producer
 	done      chan struct{}
 }
 
-// NewKafka connects a producer to bootstrap.
-func NewKafka(bootstrap string) (*Kafka, error) {
+// NewKafka connects a producer to bootstrap with kafkaProducerConfig and then extra.
+func NewKafka(bootstrap string, extra map[string]any) (*Kafka, error) {
 	m := ck.ConfigMap{"bootstrap.servers": bootstrap}
 	for k, v := range kafkaProducerConfig {
+		m[k] = v
+	}
+	for k, v := range extra {
 		m[k] = v
 	}
 	p, err := ck.NewProducer(&m)
 	if err != nil {
 		return nil, fmt.Errorf("raw kafka producer: %w", err)
 	}
-	k := &Kafka{bootstrap: bootstrap, p: p, done: make(chan struct{})}
+	k := &Kafka{bootstrap: bootstrap, extra: extra, p: p, done: make(chan struct{})}
 	go func() { // errors and stats not tied to one message; the sends report their own
 		for {
 			select {
@@ -55,7 +63,11 @@ func NewKafka(bootstrap string) (*Kafka, error) {
 }
 
 func (k *Kafka) Info() string {
-	return "confluent-kafka-go " + ckVersion() + ", acks=all, enable.idempotence=true, librdkafka defaults otherwise; sync commit per ack"
+	s := "confluent-kafka-go " + ckVersion() + ", acks=all, enable.idempotence=true"
+	for key, v := range k.extra {
+		s += fmt.Sprintf(", %s=%v", key, v)
+	}
+	return s + ", librdkafka defaults otherwise; sync commit per ack"
 }
 
 func ckVersion() string { _, v := ck.LibraryVersion(); return "(librdkafka " + v + ")" }

@@ -18,18 +18,25 @@ import (
 // response (the contract's Ack returns after it).
 type Pulsar struct {
 	client pulsar.Client
+	// noBatching is the backend's own producer setting (backends/pulsar Producer), for the
+	// raw-same-settings baseline.
+	noBatching bool
 }
 
-// NewPulsar creates a client for serviceURL (pulsar://host:port).
-func NewPulsar(serviceURL string) (*Pulsar, error) {
+// NewPulsar creates a client for serviceURL (pulsar://host:port); noBatching turns producer
+// batching off as the backend does.
+func NewPulsar(serviceURL string, noBatching bool) (*Pulsar, error) {
 	c, err := pulsar.NewClient(pulsar.ClientOptions{URL: serviceURL, Logger: plog.DefaultNopLogger()})
 	if err != nil {
 		return nil, fmt.Errorf("raw pulsar client: %w", err)
 	}
-	return &Pulsar{client: c}, nil
+	return &Pulsar{client: c, noBatching: noBatching}, nil
 }
 
 func (p *Pulsar) Info() string {
+	if p.noBatching {
+		return "pulsar-client-go, DisableBatching=true (the backend's setting), sync Send"
+	}
 	return "pulsar-client-go, producer defaults (batching on, sync Send), shared subscription, ack with response"
 }
 
@@ -50,7 +57,7 @@ func (p *Pulsar) Sender(_ context.Context, topic string) (bench.Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := p.client.CreateProducer(pulsar.ProducerOptions{Topic: name})
+	pr, err := p.client.CreateProducer(pulsar.ProducerOptions{Topic: name, DisableBatching: p.noBatching})
 	if err != nil {
 		return nil, fmt.Errorf("raw pulsar producer on %s: %w", name, err)
 	}

@@ -161,16 +161,18 @@ func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw b
 	}
 	r := bench.Run{Backend: b, Description: d.Description, Plan: plan, Progress: progress}
 	if withRaw {
-		t, err := raw.For(ep)
+		clients, err := raw.For(ep)
 		if err != nil {
 			return nil, err
 		}
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_ = t.Close(cctx)
+			for _, c := range clients {
+				_ = c.T.Close(cctx)
+			}
 		}()
-		r.Raw = t
+		r.Raw = clients
 	}
 	res, err := r.Measure(ctx)
 	if err != nil && !errors.Is(err, context.Canceled) {
