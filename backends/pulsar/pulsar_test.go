@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/rest"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
@@ -58,9 +59,13 @@ func TestResolveInvalid(t *testing.T) {
 	}
 }
 
-func TestTopicPathEscapes(t *testing.T) {
-	r := resolved{persistent: false, tenant: "t", namespace: "request", local: "a b/c?d"}
-	if got, want := topicPath(r), "/admin/v2/non-persistent/t/request/a%20b%2Fc%3Fd"; got != want {
+func TestTopicNameForAdmin(t *testing.T) {
+	r := resolved{persistent: false, tenant: "t", namespace: "request", local: "a.b-c"}
+	tn, err := topicName(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tn.GetRestPath(), "non-persistent/t/request/a.b-c"; got != want {
 		t.Fatalf("got %s want %s", got, want)
 	}
 }
@@ -290,12 +295,12 @@ func TestLoggerRoutesToWriter(t *testing.T) {
 }
 
 func TestLostCreateRaceIsExisting(t *testing.T) {
-	race := &httpError{method: "PUT", path: "/admin/v2/tenants/tg", status: 500,
-		reason: "--- An unexpected error occurred in the server --- Message: org.apache.pulsar.metadata.api.MetadataStoreException$BadVersionException: Version mismatch, actual=0, expect=-1"}
+	race := rest.Error{Code: 500,
+		Reason: "--- An unexpected error occurred in the server --- Message: org.apache.pulsar.metadata.api.MetadataStoreException$BadVersionException: Version mismatch, actual=0, expect=-1"}
 	if !lostCreateRace(race) {
 		t.Error("a 500 BadVersion answer to a create must count as a lost race (already exists)")
 	}
-	other := &httpError{method: "PUT", path: "/admin/v2/tenants/tg", status: 500, reason: "NullPointerException"}
+	other := rest.Error{Code: 500, Reason: "NullPointerException"}
 	if lostCreateRace(other) || lostCreateRace(nil) {
 		t.Error("other server errors are errors")
 	}
@@ -330,5 +335,45 @@ func TestParseConfigAndTopicName(t *testing.T) {
 	}
 	if PersistentDescriptor.Settings["PULSAR_ALL_PERSISTENT"] != "true" || Descriptor.Settings != nil {
 		t.Error("only pulsar-persistent fixes PULSAR_ALL_PERSISTENT")
+	}
+}
+
+// Every admin call is bounded by its ctx: a hanging admin API gives ErrTimeout at the deadline.
+func TestAdminBoundedByCtx(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	adm, err := newAdmin(srv.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resolved{persistent: true, tenant: "t", namespace: "flow", local: "x"}
+	calls := map[string]func(ctx context.Context) error{
+		"clusters":     func(ctx context.Context) error { _, err := adm.clusters(ctx); return err },
+		"createTenant": func(ctx context.Context) error { return adm.createTenant(ctx, "t", []string{"c"}) },
+		"createTopic":  func(ctx context.Context) error { _, err := adm.createTopic(ctx, r); return err },
+		"deleteTopic":  func(ctx context.Context) error { return adm.deleteTopic(ctx, r) },
+		"topicExists":  func(ctx context.Context) error { _, err := adm.topicExists(ctx, r); return err },
+		"retention":    func(ctx context.Context) error { _, err := adm.topicRetention(ctx, r); return err },
+		"stats":        func(ctx context.Context) error { _, err := adm.stats(ctx, r); return err },
+		"deleteSub":    func(ctx context.Context) error { return adm.deleteSubscription(ctx, r, "s") },
+	}
+	for name, call := range calls {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		start := time.Now()
+		err := call(ctx)
+		cancel()
+		if !errors.Is(err, backends.ErrTimeout) {
+			t.Errorf("%s: want ErrTimeout, got %v", name, err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s returned after %v with a 300ms ctx", name, d)
+		}
 	}
 }

@@ -3,8 +3,6 @@ package pulsar
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
@@ -20,8 +18,8 @@ func adminToken(pc Config) string {
 	return pc.APIKey
 }
 
-// DeleteSubscription implements backends.SubscriptionDeleter with the admin REST call
-// DELETE .../subscription/{name}: the subscription and its cursor go. A missing topic or
+// DeleteSubscription implements backends.SubscriptionDeleter with the admin call
+// (pulsaradmin Subscriptions().Delete): the subscription and its cursor go. A missing topic or
 // subscription (404) is success. Unique (fan-out) subscriptions have generated names and are
 // not addressed by this name.
 func (b *Backend) DeleteSubscription(ctx context.Context, topic, subscription string) error {
@@ -35,11 +33,7 @@ func (b *Backend) DeleteSubscription(ctx context.Context, topic, subscription st
 	if subscription == "" {
 		return fmt.Errorf("%w: pulsar: empty subscription name", backends.ErrInvalidConfig)
 	}
-	err = b.admin.do(ctx, http.MethodDelete, topicPath(r)+"/subscription/"+url.PathEscape(subscription), nil, nil)
-	if statusOf(err) == http.StatusNotFound {
-		return nil
-	}
-	if err != nil {
+	if err := b.admin.deleteSubscription(ctx, r, subscription); err != nil {
 		return fmt.Errorf("pulsar: delete subscription %s of %s: %w", subscription, r.fullName(), err)
 	}
 	return nil
