@@ -93,7 +93,7 @@ conformance: setup
 	  PUBSUB_BACKENDS=$$b $(GINKGO) --procs=$(PROCS) --timeout=$(SUITE_TIMEOUT) $(GINKGO_FLAGS) ./suite || status=1; \
 	done; \
 	if [ -d reports/cmd/compare ]; then \
-	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/junit-$(b).xml) || status=1; \
+	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json) || status=1; \
 	fi; \
 	exit $$status
 

@@ -230,7 +230,7 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 		}
 		if col < 0 {
 			g.Changes = append(g.Changes, Change{Kind: Missing, Backend: label, ID: "*", Actual: NotRun,
-				Detail: "no JUnit report for this backend"})
+				Detail: "no report for this backend"})
 			continue
 		}
 		newPasses := 0

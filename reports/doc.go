@@ -1,8 +1,9 @@
 // Package reports turns suite results into something people and pipelines can act on.
 //
-// It reads any number of JUnit files (Ginkgo's or foreign ones) plus the optional meta
-// sidecar each suite run writes next to its JUnit file, builds the behaviour x backend
-// matrix (Matrix), renders it as Markdown, self-contained HTML and a terminal table, and
+// It reads results through one reader (ReadRun): the Ginkgo JSON report of our own runs, or
+// JUnit files (foreign ones, or our own), plus the optional meta sidecar each suite run writes
+// next to them. Spec IDs come from the specs' "id:<ID>" labels, never from their text. It
+// builds the behaviour x backend matrix (Matrix), renders it as Markdown, self-contained HTML and a terminal table, and
 // gates a pipeline against a baseline of accepted results (Baseline, Gate). It also
 // generates reports/catalogue.md from the catalogue table (specs/catalogue) and checks that
 // every entry has exactly one spec (CheckCatalogue).

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Status is the outcome of one spec (or one catalogue behaviour) on one backend.
@@ -24,15 +26,16 @@ const (
 	NotRun Status = "not-run" // the spec is known but this backend's run has no result for it
 )
 
-// Case is one <testcase> of a JUnit file, with the catalogue ID and labels pulled out of the
-// Ginkgo spec name ("[It] <containers> [D2] <text> [label, label]").
+// Case is one spec of a run: a spec of a Ginkgo JSON report, or a <testcase> of a JUnit file
+// (for Ginkgo's JUnit, node type and labels are taken out of the name
+// "[It] <containers> <text> [label, label]").
 type Case struct {
-	Name      string   // the testcase name exactly as in the file
+	Name      string   // the spec's full text (JUnit: the testcase name exactly as in the file)
 	NodeType  string   // Ginkgo leaf node type ("It", "BeforeSuite", ...); "" for foreign names
-	ID        string   // catalogue ID ("D2"); "" when the name carries none
-	Container string   // text before the ID (Ginkgo container texts)
-	Text      string   // text after the ID without the trailing labels; the whole name for foreign cases
-	Labels    []string // Ginkgo labels from the trailing bracket group(s)
+	ID        string   // catalogue ID from the spec's "id:<ID>" label; "" when it has none
+	Container string   // Ginkgo container texts (JUnit: the text before "[ID] ")
+	Text      string   // the spec's own text (JUnit: after "[ID] ", or the whole name without labels)
+	Labels    []string // Ginkgo labels but the ID's
 	Status    Status
 	Message   string // fail: first line of the cause; skip: the reason ("" when none was given)
 	Detail    string // fail: the whole failure message and body, for the HTML page
@@ -40,10 +43,10 @@ type Case struct {
 	Setup     bool // a suite-level node (BeforeSuite, AfterSuite, ReportAfterSuite, ...), not a spec
 }
 
-// Run is one JUnit file (and its optional meta sidecar) as read from disk.
+// Run is one report file (and its optional meta sidecar) as read from disk.
 type Run struct {
-	File         string // path of the JUnit file
-	Label        string // backend column label: meta.backend, junit-<label>.xml, testsuite name, or file name
+	File         string // path of the report file
+	Label        string // backend column label: meta.backend, ginkgo-<label>.json / junit-<label>.xml, suite name, or file name
 	SuiteName    string // name of the first <testsuite>
 	SuiteSeconds float64
 	Timestamp    string
@@ -63,25 +66,31 @@ var ginkgoNodeTypes = map[string]bool{
 
 var (
 	leadingBracket  = regexp.MustCompile(`^\[([^\[\]]+)\]\s*`)
-	idPattern       = regexp.MustCompile(`\[([A-Z]\d+)\]`)
 	trailingBracket = regexp.MustCompile(`\s*\[([^\[\]]*)\]$`)
-	junitFileName   = regexp.MustCompile(`^junit-(.+)\.xml$`)
+	reportFileName  = regexp.MustCompile(`^(?:junit-(.+)\.xml|ginkgo-(.+)\.json)$`)
 )
 
-// ReadRun reads one JUnit file and, when it is named junit-<backend>.xml, the meta-<backend>.json
-// sidecar next to it. Every error names the file.
+// ReadRun is the one reader of results: a Ginkgo JSON report (*.json: our own runs,
+// ginkgo-<backend>.json) or a JUnit file (anything else: foreign reports, or our own JUnit), plus
+// the meta-<backend>.json sidecar next to a ginkgo-<backend>.json or junit-<backend>.xml. Every
+// error names the file.
 func ReadRun(path string) (*Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read junit: %w", err)
+		return nil, fmt.Errorf("read report: %w", err)
 	}
 	defer f.Close()
-	run, err := ParseJUnit(path, f)
+	parse := ParseJUnit
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		parse = ParseGinkgoJSON
+	}
+	run, err := parse(path, f)
 	if err != nil {
 		return nil, err
 	}
 	base := filepath.Base(path)
-	if m := junitFileName.FindStringSubmatch(base); m != nil {
+	if m := reportFileName.FindStringSubmatch(base); m != nil {
+		m[1] += m[2]
 		run.Label = m[1]
 		metaPath := filepath.Join(filepath.Dir(path), "meta-"+m[1]+".json")
 		meta, err := ReadMeta(metaPath)
@@ -236,29 +245,38 @@ func toCase(x xmlCase) Case {
 		// an empty name: a spec always has text.
 		c.Setup = true
 	}
-	if loc := idPattern.FindStringSubmatchIndex(rest); loc != nil && !c.Setup {
-		c.ID = rest[loc[2]:loc[3]]
-		c.Container = strings.TrimSpace(rest[:loc[0]])
-		rest = strings.TrimSpace(rest[loc[1]:])
-	}
-	if c.NodeType != "" || c.ID != "" {
+	if !c.Setup {
 		// Ginkgo appends labels (and semver constraints) as trailing bracket groups.
 		var groups []string
+		trimmed := rest
 		for {
-			m := trailingBracket.FindStringSubmatchIndex(rest)
+			m := trailingBracket.FindStringSubmatchIndex(trimmed)
 			if m == nil || m[0] == 0 {
 				break
 			}
-			groups = append([]string{rest[m[2]:m[3]]}, groups...)
-			rest = rest[:m[0]]
+			groups = append([]string{trimmed[m[2]:m[3]]}, groups...)
+			trimmed = trimmed[:m[0]]
 		}
+		var labels []string
 		for _, g := range groups {
 			for _, l := range strings.Split(g, ",") {
 				if l = strings.TrimSpace(l); l != "" {
+					labels = append(labels, l)
+				}
+			}
+		}
+		c.ID = catalogue.IDFromLabels(labels)
+		// A foreign name may end in a bracket that is no label list: only a Ginkgo name (node
+		// type) or one with an ID label has labels.
+		if c.ID != "" || c.NodeType != "" {
+			rest = trimmed
+			for _, l := range labels {
+				if !strings.HasPrefix(l, catalogue.LabelPrefix) {
 					c.Labels = append(c.Labels, l)
 				}
 			}
 		}
+		c.Container, rest = splitAtID(rest, c.ID)
 	}
 	c.Text = strings.TrimSpace(rest)
 	if c.Text == "" && c.ID == "" && !c.Setup {
@@ -299,6 +317,18 @@ func toCase(x xmlCase) Case {
 		}
 	}
 	return c
+}
+
+// splitAtID splits a spec's full text at "[id] ": the ID is in the text for people, the label
+// said which, so the containers' texts come before it and the behaviour's after. Without an ID
+// (or without it in the text) the whole text is the spec's own.
+func splitAtID(name, id string) (container, text string) {
+	if id != "" {
+		if k := strings.Index(name, "["+id+"] "); k >= 0 {
+			return strings.TrimSpace(name[:k]), strings.TrimSpace(name[k+len(id)+3:])
+		}
+	}
+	return "", strings.TrimSpace(name)
 }
 
 // skipReason turns Ginkgo's "skipped - <reason>" into "<reason>"; a bare "skipped" gives "".

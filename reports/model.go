@@ -264,7 +264,7 @@ func (m *Matrix) Backend(label string) *Backend {
 // ReadRuns reads every file; it stops at the first bad file so the error names it.
 func ReadRuns(paths []string) ([]*Run, error) {
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no JUnit files given: run the suite first (make conformance) or pass FILE...")
+		return nil, fmt.Errorf("no report files given: run the suite first (make conformance) or pass FILE...")
 	}
 	runs := make([]*Run, 0, len(paths))
 	for _, p := range paths {

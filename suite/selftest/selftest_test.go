@@ -6,11 +6,9 @@ package selftest
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -18,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
+	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // expectations: variant -> catalogue IDs that must fail on it. Variants whose failure on
@@ -122,16 +121,19 @@ func buildSuite(t *testing.T) string {
 	return bin
 }
 
-// run runs the suite binary for backend, focused on ids, and returns each ID's spec states
-// (from the Ginkgo JSON report) and the exit code. Safe to call from any goroutine: it
+// run runs the suite binary for backend, filtered to ids by their id labels, and returns each
+// ID's spec statuses (from the Ginkgo JSON report, through the reports reader) and the exit code. Safe to call from any goroutine: it
 // reports problems with t.Errorf, never t.Fatal.
 func run(t *testing.T, bin, backend string, ids []string) (map[string][]string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	focus := `\[(` + strings.Join(ids, "|") + `)\] `
+	var filter []string
+	for _, id := range ids {
+		filter = append(filter, catalogue.IDLabel(id))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestConformance$", "-ginkgo.focus="+focus, "-ginkgo.no-color")
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^TestConformance$", "-ginkgo.label-filter="+strings.Join(filter, " || "), "-ginkgo.no-color")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PUBSUB_BACKENDS="+backend, "PUBSUB_REPORT_DIR="+dir)
 	out, err := cmd.CombinedOutput()
@@ -144,58 +146,40 @@ func run(t *testing.T, bin, backend string, ids []string) (map[string][]string, 
 		}
 		exit = ee.ExitCode()
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "ginkgo-"+backend+".json"))
-	if err != nil {
+	path := filepath.Join(dir, "ginkgo-"+backend+".json")
+	if _, err := os.Stat(path); err != nil {
 		t.Errorf("read the JSON report for %s: %v\nsuite output:\n%s", backend, err, tail(string(out), 40))
 		return nil, -1
 	}
-	var reports []types.Report
-	if err := json.Unmarshal(data, &reports); err != nil {
-		t.Errorf("parse the JSON report for %s: %v", backend, err)
+	rep, err := reports.ReadRun(path)
+	if err != nil {
+		t.Errorf("read the JSON report for %s: %v", backend, err)
 		return nil, -1
 	}
-	idRE := regexp.MustCompile(`^\[([A-Z]\d+)\] `)
 	states := map[string][]string{}
-	for _, r := range reports {
-		for _, s := range r.SpecReports {
-			if s.LeafNodeType != types.NodeTypeIt {
-				continue
-			}
-			texts := append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText)
-			for _, tx := range texts {
-				if m := idRE.FindStringSubmatch(tx); m != nil {
-					states[m[1]] = append(states[m[1]], s.State.String())
-					if s.State.Is(types.SpecStateFailureStates) {
-						t.Logf("%s [%s] %s: %s", backend, m[1], s.State, firstLine(s.Failure.Message))
-					}
-				}
-			}
+	for _, c := range rep.Cases {
+		if c.Setup || c.ID == "" {
+			continue
+		}
+		states[c.ID] = append(states[c.ID], string(c.Status))
+		if c.Status == reports.Fail {
+			t.Logf("%s [%s] %s", backend, c.ID, c.Message)
 		}
 	}
 	return states, exit
 }
 
 func anyFailed(states []string) bool {
-	for _, s := range states {
-		if s == types.SpecStateFailed.String() || s == types.SpecStateTimedout.String() {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(states, string(reports.Fail))
 }
 
 func allPassed(states []string) bool {
 	for _, s := range states {
-		if s != types.SpecStatePassed.String() && s != types.SpecStateSkipped.String() {
+		if s != string(reports.Pass) && s != string(reports.Skip) {
 			return false
 		}
 	}
 	return true
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 func tail(s string, n int) string {

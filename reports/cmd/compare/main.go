@@ -1,11 +1,12 @@
-// Command compare renders the behaviour x backend matrix from JUnit files and, with -gate,
+// Command compare renders the behaviour x backend matrix from report files (our runs' Ginkgo
+// JSON reports, or JUnit files from anywhere; see reports.ReadRun) and, with -gate,
 // fails a pipeline on anything worse than the accepted baseline.
 //
 //	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [-catalogue=false] [FILE...]
 //	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
 //	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
 //
-// Without FILE it reads reports/out/junit-*.xml. Exit status: 0 ok, 1 the gate found a new
+// Without FILE it reads reports/out/ginkgo-*.json. Exit status: 0 ok, 1 the gate found a new
 // failure, a newly skipped or a missing spec, 2 bad usage or unreadable input.
 package main
 
@@ -42,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare [flags] [JUNIT-FILE...]   (default files: reports/out/junit-*.xml)")
+		fmt.Fprintln(stderr, "usage: compare [flags] [REPORT-FILE...]   (Ginkgo *.json or JUnit; default files: reports/out/ginkgo-*.json)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -54,9 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		files, _ = filepath.Glob("reports/out/junit-*.xml")
+		files, _ = filepath.Glob("reports/out/ginkgo-*.json")
 		if len(files) == 0 {
-			return fail(errors.New("no JUnit files given and none in reports/out/junit-*.xml: run the suite first (make conformance) or pass FILE..."))
+			return fail(errors.New("no report files given and none in reports/out/ginkgo-*.json: run the suite first (make conformance) or pass FILE..."))
 		}
 	}
 	var useColour bool

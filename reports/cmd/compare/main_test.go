@@ -22,10 +22,11 @@ func copyTo(t *testing.T, from, to string) {
 
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
-	kafka := filepath.Join(dir, "junit-kafka.xml")
-	pulsar := filepath.Join(dir, "junit-pulsar.xml")
-	copyTo(t, "../../testdata/ginkgo-basic.xml", kafka)
-	copyTo(t, "../../testdata/ginkgo-beforesuite-failed.xml", pulsar)
+	// Our runs' reports: Ginkgo JSON (the JUnit reader is covered in reports).
+	kafka := filepath.Join(dir, "ginkgo-kafka.json")
+	pulsar := filepath.Join(dir, "ginkgo-pulsar.json")
+	copyTo(t, "../../testdata/ginkgo-fixture.json", kafka)
+	copyTo(t, "../../testdata/ginkgo-fixture-beforesuite-failed.json", pulsar)
 	md, html := filepath.Join(dir, "out", "c.md"), filepath.Join(dir, "out", "c.html")
 	baseline := filepath.Join(dir, "baseline.yaml")
 
@@ -93,7 +94,7 @@ func TestCompare(t *testing.T) {
 
 	t.Run("bad input exits 2 naming the file", func(t *testing.T) {
 		var o, e bytes.Buffer
-		bad := "../../testdata/not-xml.json"
+		bad := "../../testdata/not-xml.txt"
 		if code := run([]string{"-md", "", "-html", "", kafka, bad}, &o, &e); code != 2 || !strings.Contains(e.String(), bad) {
 			t.Errorf("exit %d, stderr %q", code, e.String())
 		}
@@ -107,13 +108,13 @@ func TestCompare(t *testing.T) {
 		wd, _ := os.Getwd()
 		t.Chdir(dir)
 		var o, e bytes.Buffer
-		if code := run(nil, &o, &e); code != 2 || !strings.Contains(e.String(), "reports/out/junit-*.xml") {
+		if code := run(nil, &o, &e); code != 2 || !strings.Contains(e.String(), "reports/out/ginkgo-*.json") {
 			t.Errorf("no files: exit %d, stderr %q", code, e.String())
 		}
 		if err := os.MkdirAll("reports/out", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		copyTo(t, filepath.Join(wd, "../../testdata/ginkgo-basic.xml"), "reports/out/junit-kafka.xml")
+		copyTo(t, filepath.Join(wd, "../../testdata/ginkgo-fixture.json"), "reports/out/ginkgo-kafka.json")
 		o.Reset()
 		if code := run(nil, &o, &e); code != 0 || !strings.Contains(o.String(), "wrote reports/out/compare.html") {
 			t.Errorf("exit %d\n%s%s", code, o.String(), e.String())

@@ -22,19 +22,17 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/pubsub-conformance/harness/backends"
 	// The registered backends; memory among them appends its own variants to the catalogue.
 	_ "github.com/pubsub-conformance/harness/backends/all"
 	"github.com/pubsub-conformance/harness/backends/mutants"
+	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
@@ -348,60 +346,51 @@ func (p progressOnly) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-var idRE = regexp.MustCompile(`\[([A-Z]\d+)\]`)
-
-// readOutcome reads one backend's Ginkgo JSON report.
+// readOutcome reads one backend's Ginkgo JSON report through the reports package's reader,
+// the one the matrix uses.
 func readOutcome(path, backend string) (Outcome, error) {
 	base, variant := mutants.Split(backend)
 	out := Outcome{Backend: backend, Base: base, Variant: variant}
 	if v, ok := mutants.LookupFor(base, variant); ok {
 		out.Defect, out.Catches = v.Defect, v.Catches
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		out.Missing = true
 		return out, fmt.Errorf("no report (the run broke before it): %w", err)
 	}
-	var reports []types.Report
-	if err := json.Unmarshal(data, &reports); err != nil {
+	run, err := reports.ReadRun(path)
+	if err != nil {
 		out.Missing = true
-		return out, fmt.Errorf("parse %s: %w", path, err)
+		return out, err
 	}
-	classify(&out, reports)
+	classify(&out, run.Cases)
 	return out, nil
 }
 
-// classify fills the outcome from the specs of the report. A failure of a suite-level node
-// (broker start) counts as a failure of every backend, under the ID "setup".
-func classify(out *Outcome, reports []types.Report) {
+// classify fills the outcome from the cases of the report. A failure of a suite-level node
+// (broker start) counts as a failure of every backend, under the ID "setup"; a failed spec
+// without an ID label as "?".
+func classify(out *Outcome, cases []reports.Case) {
 	type failure struct{ id, msg string }
 	var fails []failure
-	for _, r := range reports {
-		for _, s := range r.SpecReports {
-			if s.LeafNodeType != types.NodeTypeIt {
-				if s.State.Is(types.SpecStateFailureStates) {
-					fails = append(fails, failure{"setup", oneLine(s.Failure.Message)})
-				}
-				continue
+	for _, c := range cases {
+		if c.Setup {
+			if c.Status == reports.Fail {
+				fails = append(fails, failure{"setup", c.Message})
 			}
-			switch {
-			case s.State == types.SpecStatePassed:
-				out.Passed++
-			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-				out.Skipped++
-			case s.State.Is(types.SpecStateFailureStates):
-				id := "?"
-				for _, tx := range append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText) {
-					if m := idRE.FindStringSubmatch(tx); m != nil {
-						id = m[1]
-					}
-				}
-				msg := oneLine(s.Failure.Message)
-				if s.State != types.SpecStateFailed {
-					msg = s.State.String() + ": " + msg
-				}
-				fails = append(fails, failure{id, msg})
+			continue
+		}
+		switch c.Status {
+		case reports.Pass:
+			out.Passed++
+		case reports.Skip:
+			out.Skipped++
+		case reports.Fail:
+			id := c.ID
+			if id == "" {
+				id = "?"
 			}
+			fails = append(fails, failure{id, c.Message})
 		}
 	}
 	sort.SliceStable(fails, func(i, j int) bool { return catalogue.Less(fails[i].id, fails[j].id) })
@@ -419,19 +408,6 @@ func classify(out *Outcome, reports []types.Report) {
 			break
 		}
 	}
-}
-
-// gomegaNoise is what Gomega adds around an error: its type and address, and a struct dump.
-var gomegaNoise = regexp.MustCompile(`Unexpected error: <[^>]*>: |<\*?[\w.]+ \| 0x[0-9a-f]+>: ?| \{ msg: .*$`)
-
-// oneLine squeezes a Gomega failure into one line of at most 300 characters.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = gomegaNoise.ReplaceAllString(s, "")
-	if len(s) > 300 {
-		s = s[:297] + "..."
-	}
-	return s
 }
 
 func findModuleRoot() (string, error) {

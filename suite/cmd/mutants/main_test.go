@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,16 +11,58 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/pubsub-conformance/harness/reports"
 )
 
+// spec is a spec report as Ginkgo writes it; text "[D2] x" gets the label id:D2, as
+// specs.Behaviour gives it.
 func spec(text string, state types.SpecState, msg string) types.SpecReport {
-	return types.SpecReport{
+	s := types.SpecReport{
 		LeafNodeType:            types.NodeTypeIt,
 		ContainerHierarchyTexts: []string{"pub/sub conformance of kafka~x", "delivery"},
 		LeafNodeText:            text,
 		State:                   state,
 		Failure:                 types.Failure{Message: msg},
 	}
+	if id, _, ok := strings.Cut(strings.TrimPrefix(text, "["), "]"); ok && strings.HasPrefix(text, "[") {
+		s.LeafNodeLabels = []string{"id:" + id}
+	}
+	return s
+}
+
+// writeReport writes specs as a Ginkgo JSON report, as the suite does.
+func writeReport(t *testing.T, specs []types.SpecReport) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ginkgo-kafka~x.json")
+	data, err := json.Marshal([]types.Report{{SuiteDescription: "s", SpecReports: specs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// outcomeOf reads specs back as the driver does.
+func outcomeOf(t *testing.T, specs []types.SpecReport) Outcome {
+	t.Helper()
+	o, err := readOutcome(writeReport(t, specs), "kafka~x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// casesOf reads specs back through the reports reader.
+func casesOf(t *testing.T, specs []types.SpecReport) []reports.Case {
+	t.Helper()
+	run, err := reports.ReadRun(writeReport(t, specs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Cases
 }
 
 func TestClassify(t *testing.T) {
@@ -38,7 +81,7 @@ func TestClassify(t *testing.T) {
 				spec("[A3] unacked", types.SpecStateTimedout, "hung"),
 				spec("[D7] x", types.SpecStateFailed, "seven"),
 			},
-			[]string{"D2", "D7", "A3", "R1"}, "D2", "message sent 2 ms after Consumer() returned"},
+			[]string{"D2", "D7", "A3", "R1"}, "D2", "message sent 2 ms after"}, // the cause: the first line
 		{"timeout is a kill, named", []types.SpecReport{spec("[A3] unacked", types.SpecStateTimedout, "hung")},
 			[]string{"A3"}, "A3", "timedout: hung"},
 		{"setup failure kills everything",
@@ -57,7 +100,7 @@ func TestClassify(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := Outcome{Catches: []string{"D2"}}
-			classify(&o, []types.Report{{SpecReports: c.specs}})
+			classify(&o, casesOf(t, c.specs))
 			if strings.Join(o.Failed, ",") != strings.Join(c.failed, ",") || o.FirstID != c.first || o.FirstMessage != c.msg {
 				t.Errorf("got failed %v first %q %q; want %v %q %q", o.Failed, o.FirstID, o.FirstMessage, c.failed, c.first, c.msg)
 			}
@@ -65,10 +108,19 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestOneLineDropsGomegaNoise(t *testing.T) {
+func TestMessageDropsGomegaNoise(t *testing.T) {
 	in := "open with good credentials\nUnexpected error:\n    <*fmt.wrapError | 0x379040bb59a0>: \n    kafka: connect: broker unavailable\n    {\n        msg: \"kafka: connect\",\n    }\noccurred"
-	if got, want := oneLine(in), "open with good credentials kafka: connect: broker unavailable"; got != want {
+	o := outcomeOf(t, []types.SpecReport{spec("[S1] creds", types.SpecStateFailed, in)})
+	if got, want := o.FirstMessage, "open with good credentials: kafka: connect: broker unavailable"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	if o.FirstID != "S1" {
+		t.Errorf("id %q, want S1 from the label", o.FirstID)
+	}
+	// A failed spec without an id label is "?", never an ID guessed from its text.
+	o = outcomeOf(t, []types.SpecReport{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[D1] no label", State: types.SpecStateFailed}})
+	if o.FirstID != "?" {
+		t.Errorf("unlabelled spec: id %q, want ?", o.FirstID)
 	}
 }
 
