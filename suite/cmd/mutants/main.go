@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/modroot"
 	// The registered backends; memory among them appends its own variants to the catalogue.
 	_ "github.com/pubsub-conformance/harness/backends/all"
 	"github.com/pubsub-conformance/harness/backends/mutants"
@@ -62,7 +63,7 @@ func main() {
 	o.bases = splitList(bases)
 	o.variants = splitList(variants)
 
-	root, err := findModuleRoot()
+	root, err := modroot.Find()
 	if err != nil {
 		fail(err)
 	}
@@ -406,21 +407,6 @@ func classify(out *Outcome, cases []reports.Case) {
 		if i := slices.IndexFunc(fails, func(f failure) bool { return f.id == id }); i >= 0 {
 			out.FirstID, out.FirstMessage = fails[i].id, fails[i].msg
 			break
-		}
-	}
-}
-
-func findModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s: run from the harness module", dir)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/pubsub-conformance/harness/internal/modroot"
 	"github.com/pubsub-conformance/harness/reports"
 )
 
@@ -168,7 +169,7 @@ func TestLabelFilter(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	root, err := findModuleRoot()
+	root, err := modroot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestMemoryRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the suite binary (about 30 s)")
 	}
-	root, err := findModuleRoot()
+	root, err := modroot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}
