@@ -136,6 +136,13 @@ type Descriptor struct {
 	// and apply to it; the variants that decorate the contract apply to every backend anyway.
 	Variants []string
 
+	// InProcess, for a backend without a broker (Broker == ""), starts a private instance for a
+	// spec that restarts its broker (R4); nil when it has none. A client such a backend returns
+	// may also have a Kill() method (drop the connection at once, without Close, as a crashed
+	// process would): a consumer crash (R5) then happens in-process instead of in a child
+	// process, which could not reach an in-process backend's state.
+	InProcess func() Instance
+
 	// Base and Variant are set on the registrations of known-bad variants ("kafka~nack-noop":
 	// Base "kafka", Variant "nack-noop"; see backends/mutants), empty otherwise.
 	Base, Variant string
@@ -170,6 +177,18 @@ func matchAny(patterns []string, key string) bool {
 		ok, err := path.Match(p, key)
 		return ok && err == nil
 	})
+}
+
+// Instance is a private instance of a backend that needs no broker (Descriptor.InProcess): the
+// in-process counterpart of a broker owned by one spec.
+type Instance interface {
+	// Settings connect a Config to this instance (laid over its other settings).
+	Settings() map[string]string
+	// Restart simulates a broker restart: clients stay usable, what they held unacknowledged
+	// becomes deliverable again, durable state survives.
+	Restart()
+	// Close releases the instance. Idempotent.
+	Close()
 }
 
 var (

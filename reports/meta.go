@@ -9,19 +9,20 @@ import (
 	"strings"
 )
 
-// Meta is the sidecar a suite run writes next to its JUnit file (reports/out/meta-<backend>.json).
-// The suite writes it once per backend run; this package only reads it.
+// Meta is the sidecar a suite run writes next to its JUnit file (reports/out/meta-<backend>.json):
+// the one type both sides use, the suite writing it (suite.NewMeta) once per backend run and this
+// package reading it.
 type Meta struct {
 	Backend       string             `json:"backend"`
-	Description   string             `json:"description"`   // what the backend is (e.g. a known-bad variant)
-	Provider      string             `json:"provider"`      // local, container, external
-	ProviderWhy   string             `json:"providerWhy"`   // why auto chose that provider
-	BrokerVersion string             `json:"brokerVersion"` // e.g. "kafka 4.1.0"
-	BrokerStartup map[string]float64 `json:"-"`             // seconds until ready, per broker
-	Settings      map[string]any     `json:"settings"`
-	StartedAt     string             `json:"startedAt"`
+	Reference     bool               `json:"reference,omitempty"`   // the in-process reference backend: never a conformance result
+	Description   string             `json:"description,omitempty"` // what the backend is (e.g. a known-bad variant)
+	Provider      string             `json:"provider"`              // local, container, external
+	ProviderWhy   string             `json:"providerWhy,omitempty"` // why auto chose that provider
+	BrokerVersion string             `json:"brokerVersion"`         // e.g. "4.1.1"
+	BrokerStartup map[string]float64 `json:"brokerStartup"`         // seconds until ready, per broker (older files: one number)
+	Settings      map[string]any     `json:"settings"`              // the non-secret settings, under their environment names
+	StartedAt     string             `json:"startedAt"`             // RFC 3339
 	SuiteSeconds  float64            `json:"suiteSeconds"`
-	Reference     bool               `json:"reference"` // the in-memory reference backend, not a conformance result
 }
 
 // UnmarshalJSON accepts brokerStartup as an object of seconds per broker or as one number.

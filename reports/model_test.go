@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +138,23 @@ func TestAggregate(t *testing.T) {
 	}
 	if aggregate(nil) != nil {
 		t.Error("no cases must give no cell (not run)")
+	}
+}
+
+// The suite writes the Meta this package reads: a written Meta reads back equal, per-broker
+// startup times included.
+func TestMetaRoundTrip(t *testing.T) {
+	m := Meta{Backend: "kafka", Provider: "local", BrokerVersion: "4.1.1", BrokerStartup: map[string]float64{"kafka": 4.5},
+		Settings: map[string]any{"KAFKA_BOOTSTRAP_SERVERS": "h:1"}, StartedAt: "2026-01-02T03:04:05Z", SuiteSeconds: 12}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Meta
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m, back) {
+		t.Errorf("round trip:\n got %+v\nwant %+v\n(json %s)", back, m, data)
 	}
 }

@@ -31,7 +31,7 @@ const Description = "in-process reference backend (executable definition of the 
 
 // Descriptor registers the reference backend (see backends/all): no broker, never a
 // conformance result.
-var Descriptor = backends.Descriptor{Name: Name, Description: Description, Reference: true, New: New}
+var Descriptor = backends.Descriptor{Name: Name, Description: Description, Reference: true, New: New, InProcess: NewInstance}
 
 // Broker is the in-process "server" that Backends connect to. The zero value is not usable;
 // call NewBroker. Safe for concurrent use.
@@ -136,9 +136,52 @@ func ProcessBroker() *Broker {
 	return processBroker
 }
 
-// New is the registered constructor: a Backend on ProcessBroker.
+// New is the registered constructor: a Backend on ProcessBroker, or on the private broker
+// that the setting MEMORY_BROKER names (see NewInstance).
 func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
-	return ProcessBroker().Open(ctx, cfg)
+	b := ProcessBroker()
+	if id := cfg.Setting(BrokerSetting); id != "" {
+		instMu.Lock()
+		b = instances[id]
+		instMu.Unlock()
+		if b == nil {
+			return nil, fmt.Errorf("%w: %s=%q names no private memory broker of this process", backends.ErrInvalidConfig, BrokerSetting, id)
+		}
+	}
+	return b.Open(ctx, cfg)
+}
+
+// BrokerSetting names a private broker (NewInstance) in a Config's Settings.
+const BrokerSetting = "MEMORY_BROKER"
+
+var (
+	instMu    sync.Mutex
+	instances = map[string]*Broker{}
+	instSeq   int
+)
+
+// NewInstance starts a private broker (Descriptor.InProcess): Backends whose Config carries its
+// Settings connect to it instead of ProcessBroker.
+func NewInstance() backends.Instance {
+	instMu.Lock()
+	defer instMu.Unlock()
+	instSeq++
+	i := &instance{id: "private-" + strconv.Itoa(instSeq), b: NewBroker()}
+	instances[i.id] = i.b
+	return i
+}
+
+type instance struct {
+	id string
+	b  *Broker
+}
+
+func (i *instance) Settings() map[string]string { return map[string]string{BrokerSetting: i.id} }
+func (i *instance) Restart()                    { i.b.Restart() }
+func (i *instance) Close() {
+	instMu.Lock()
+	delete(instances, i.id)
+	instMu.Unlock()
 }
 
 // Backend is one client connection to a Broker.

@@ -103,3 +103,32 @@ func TestUnsubscribeAndSettleErrors(t *testing.T) {
 		t.Errorf("empty subscription name: %v; want ErrInvalidConfig", err)
 	}
 }
+
+// A private instance is its own broker: New reaches it through the instance's settings, and
+// nothing sent there shows on the process broker.
+func TestInstanceIsAPrivateBrokerReachedBySettings(t *testing.T) {
+	ctx := context.Background()
+	inst := NewInstance()
+	cfg := backends.Config{Backend: Name, Settings: inst.Settings()}
+	b, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "flow:tg:inst"); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := New(ctx, backends.Config{Backend: Name})
+	if ok, err := other.TopicExists(ctx, "flow:tg:inst"); err != nil || ok {
+		t.Errorf("the process broker sees the private instance's topic: %v %v", ok, err)
+	}
+	again, _ := New(ctx, cfg)
+	if ok, err := again.TopicExists(ctx, "flow:tg:inst"); err != nil || !ok {
+		t.Errorf("a second client of the instance does not see its topic: %v %v", ok, err)
+	}
+	inst.Restart()
+	inst.Close()
+	inst.Close() // idempotent
+	if _, err := New(ctx, cfg); !errors.Is(err, backends.ErrInvalidConfig) {
+		t.Errorf("New on a closed instance: %v; want ErrInvalidConfig", err)
+	}
+}

@@ -1,0 +1,165 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/providers"
+	"github.com/pubsub-conformance/harness/specs"
+)
+
+// Shared is what process 1 hands every Ginkgo process after starting the brokers: plain data.
+type Shared struct {
+	Provider    string                               `json:"provider"`
+	ProviderWhy string                               `json:"providerWhy"`
+	Brokers     map[fixtures.Kind]fixtures.Endpoints `json:"brokers"`
+	StartedAt   time.Time                            `json:"startedAt"`
+}
+
+// StartBrokers starts one broker per needed kind (with its authenticated listener where
+// fixtures.AuthOnShared says so: Kafka's SASL listener) through the
+// provider PUBSUB_BROKERS selects. Called once per run, on Ginkgo process 1; the caller stops
+// the returned brokers (StopBrokers) in SynchronizedAfterSuite, also on failure.
+func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
+	sh := Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{}, StartedAt: time.Now().UTC()}
+	if len(kinds) == 0 {
+		sh.Provider = "none"
+		sh.ProviderWhy = "no selected backend needs a broker"
+		return sh, nil, nil
+	}
+	p, why, err := providers.Choose(os.Getenv)
+	if err != nil {
+		return sh, nil, fmt.Errorf("choose broker provider: %w", err)
+	}
+	sh.Provider, sh.ProviderWhy = p.Name(), why
+	progress("broker provider %s: %s", p.Name(), why)
+	var started []fixtures.Broker
+	for _, k := range kinds {
+		opts := []fixtures.Option{fixtures.WithProgress(progress)}
+		if fixtures.AuthOnShared(k) {
+			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
+		}
+		start := time.Now()
+		b, err := p.Start(ctx, k, opts...)
+		if err != nil {
+			return sh, started, fmt.Errorf("%s provider: %w", p.Name(), err) // err names the broker
+		}
+		started = append(started, b)
+		ep := b.Endpoints()
+		sh.Brokers[k] = ep
+		progress("%s %s ready in %s via %s (log %s)", k, ep.Version, time.Since(start).Round(10*time.Millisecond), p.Name(), ep.LogFile)
+	}
+	return sh, started, nil
+}
+
+// StopBrokers stops every broker, joining the errors.
+func StopBrokers(ctx context.Context, bs []fixtures.Broker) error {
+	var errs []error
+	for _, b := range bs {
+		if err := b.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", b.Endpoints().Kind, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// chooseProvider picks the provider for a private broker on the calling process.
+func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
+	p, why, err := providers.Choose(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("choose broker provider: %w", err)
+	}
+	progress("private broker provider %s: %s", p.Name(), why)
+	return p, nil
+}
+
+// authTarget reaches an auth-enabled broker of kind: the shared broker's authenticated
+// listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else a private
+// auth-enabled broker (Pulsar's token auth), stopped by the spec through Stop.
+func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
+	target := func(good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
+		open := func(settings map[string]string) func(context.Context) (backends.Backend, error) {
+			return func(ctx context.Context) (backends.Backend, error) {
+				cfg, err := BaseConfig(name, settings)
+				if err != nil {
+					return nil, err
+				}
+				return backends.Open(ctx, cfg)
+			}
+		}
+		return specs.AuthTarget{Good: open(good), Bad: open(bad), Stop: stop}, nil
+	}
+	if fixtures.AuthOnShared(kind) {
+		ep := sh.Brokers[kind]
+		good, bad, ok := ep.AuthSettings()
+		if !ok {
+			return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, kind)
+		}
+		return target(good, bad, nil)
+	}
+	if sh.Provider == "external" {
+		return specs.AuthTarget{}, specs.Unavailable("external %s: the run cannot start an auth-enabled broker", kind)
+	}
+	p, err := chooseProvider(progress)
+	if err != nil {
+		return specs.AuthTarget{}, err
+	}
+	start := time.Now()
+	b, err := p.Start(ctx, kind, fixtures.WithAuth(), fixtures.WithProgress(progress))
+	if err != nil {
+		return specs.AuthTarget{}, fmt.Errorf("start auth-enabled %s: %w", kind, err)
+	}
+	progress("auth-enabled %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
+	good, bad, ok := b.Endpoints().AuthSettings()
+	if !ok {
+		_ = b.Stop(ctx)
+		return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", p.Name(), kind)
+	}
+	return target(good, bad, b.Stop)
+}
+
+// privateBroker starts a broker owned by the calling spec (R4).
+func privateBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.PrivateBroker, error) {
+	if sh.Provider == "external" {
+		return nil, specs.Unavailable("external brokers: %v", fixtures.ErrNoLifecycle)
+	}
+	p, err := chooseProvider(progress)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	b, err := p.Start(ctx, kind, fixtures.WithProgress(progress))
+	if err != nil {
+		return nil, fmt.Errorf("start private %s: %w", kind, err)
+	}
+	progress("private %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
+	return &realPrivate{b: b, name: name}, nil
+}
+
+type realPrivate struct {
+	b    fixtures.Broker
+	name string
+}
+
+func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
+	cfg, err := BaseConfig(r.name, r.b.Endpoints().Settings())
+	if err != nil {
+		return nil, err
+	}
+	return backends.Open(ctx, cfg)
+}
+
+func (r *realPrivate) Restart(ctx context.Context) error {
+	err := r.b.Restart(ctx)
+	if errors.Is(err, fixtures.ErrNoLifecycle) {
+		return specs.Unavailable("%v", err)
+	}
+	return err
+}
+func (r *realPrivate) Stop(ctx context.Context) error { return r.b.Stop(ctx) }
+func (r *realPrivate) LogTail() string                { return r.b.LogTail(80) }

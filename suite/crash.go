@@ -1,0 +1,163 @@
+package suite
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// CrashChildEnv names the variable that turns the suite's test binary into a crash child.
+const CrashChildEnv = "PUBSUB_CRASH_CHILD"
+
+type crashSpec struct {
+	Config       backends.Config `json:"config"`
+	Topic        string          `json:"topic"`
+	Subscription string          `json:"subscription"`
+	N            int             `json:"n"`
+}
+
+type crashLine struct {
+	Ready    bool               `json:"ready,omitempty"`
+	Delivery *backends.Delivery `json:"delivery,omitempty"`
+	Error    string             `json:"error,omitempty"`
+}
+
+// crashInChild re-runs the current test binary as a crash child (see RunCrashChild), reads
+// the deliveries it reports, SIGKILLs it after n, and returns what it received.
+func crashInChild(ctx context.Context, cfg backends.Config, topic, sub string, n int) ([]backends.Delivery, error) {
+	cfg.Log = nil // not serialisable; the child logs to its stderr
+	spec, err := json.Marshal(crashSpec{Config: cfg, Topic: topic, Subscription: sub, N: n})
+	if err != nil {
+		return nil, fmt.Errorf("crash child spec: %w", err)
+	}
+	cmd := exec.Command(selfExe(), "-test.run=^$") // no tests: TestMain diverts before m.Run
+	cmd.Env = append(os.Environ(), CrashChildEnv+"="+string(spec))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("crash child pipe: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start crash child: %w", err)
+	}
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+	}
+	defer kill()
+
+	type result struct {
+		got []backends.Delivery
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var got []backends.Delivery
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var l crashLine
+			if json.Unmarshal(sc.Bytes(), &l) != nil {
+				continue
+			}
+			switch {
+			case l.Error != "":
+				done <- result{got, fmt.Errorf("crash child: %s", l.Error)}
+				return
+			case l.Delivery != nil:
+				got = append(got, *l.Delivery)
+				if len(got) == n {
+					done <- result{got, nil}
+					return
+				}
+			}
+		}
+		done <- result{got, fmt.Errorf("crash child exited after %d of %d messages: %s", len(got), n, strings.TrimSpace(stderr.String()))}
+	}()
+	select {
+	case r := <-done:
+		kill() // SIGKILL: no Close, no commit, no goodbye to the broker
+		return r.got, r.err
+	case <-ctx.Done():
+		kill()
+		return nil, backends.CtxErr(ctx, "crash child")
+	}
+}
+
+// selfExe is the running test binary. Why /proc/self/exe: ginkgo deletes (and concurrent runs
+// rewrite) suite/suite.test, while the running image stays reachable through /proc.
+func selfExe() string {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe"
+	}
+	return os.Args[0]
+}
+
+// RunCrashChild is the crash child's whole life: open the backend, subscribe at earliest,
+// report each message as a JSON line without acking, then wait to be killed. It returns the
+// exit code. Called from the suite's TestMain when CrashChildEnv is set.
+func RunCrashChild(specJSON string) int {
+	var s crashSpec
+	enc := json.NewEncoder(os.Stdout)
+	fail := func(err error) int {
+		_ = enc.Encode(crashLine{Error: err.Error()})
+		return 1
+	}
+	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
+		return fail(fmt.Errorf("parse %s: %w", CrashChildEnv, err))
+	}
+	// The parent kills us; this bound only guards against a parent that vanished.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := backends.Open(ctx, s.Config)
+	if err != nil {
+		return fail(fmt.Errorf("open %s: %w", s.Config.Backend, err))
+	}
+	c, err := b.Consumer(ctx, s.Topic, s.Subscription, backends.WithPosition(backends.Earliest))
+	if err != nil {
+		return fail(fmt.Errorf("consumer: %w", err))
+	}
+	_ = enc.Encode(crashLine{Ready: true})
+	for i := 0; i < s.N; i++ {
+		d, err := c.Receive(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("receive %d of %d: %w", i+1, s.N, err))
+		}
+		_ = enc.Encode(crashLine{Delivery: &d})
+	}
+	<-ctx.Done() // hold the messages unacked until SIGKILL
+	return 0
+}
+
+type limitedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+	n  int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.n - l.w.Len(); room > 0 {
+		if len(p) > room {
+			l.w.Write(p[:room])
+		} else {
+			l.w.Write(p)
+		}
+	}
+	return len(p), nil
+}

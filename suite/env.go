@@ -1,0 +1,136 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/brief"
+	"github.com/pubsub-conformance/harness/specs"
+)
+
+// NewEnv builds the specs' Env for backend name on the run's shared brokers. progress prints
+// lines about private brokers the specs start.
+func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
+	env := &specs.Env{Backend: name}
+	kind, needsBroker := KindFor(name)
+	config := func() (backends.Config, error) {
+		if !needsBroker {
+			return BaseConfig(name, nil)
+		}
+		ep, ok := sh.Brokers[kind]
+		if !ok {
+			return backends.Config{}, fmt.Errorf("no %s broker was started for %s", kind, name)
+		}
+		return BaseConfig(name, ep.Settings())
+	}
+	env.Open = func(ctx context.Context) (backends.Backend, error) {
+		cfg, err := config()
+		if err != nil {
+			return nil, err
+		}
+		// Client logs (KAFKA_DEBUG, the Pulsar client's log) go to the spec's own output, which
+		// Ginkgo shows when the spec fails (or with -v).
+		cfg.Log = ginkgo.GinkgoWriter
+		return backends.Open(ctx, cfg)
+	}
+	env.RetentionFor = func(c backends.Class) time.Duration {
+		cfg, err := config()
+		if err != nil {
+			return c.DefaultRetention()
+		}
+		return cfg.RetentionFor(c)
+	}
+	if !needsBroker {
+		inProcessEnv(env, name)
+		return env
+	}
+	env.BrokerLog = func() string {
+		return brief.TailFile(sh.Brokers[kind].LogFile, 80)
+	}
+	env.Auth = func(ctx context.Context) (specs.AuthTarget, error) { return authTarget(ctx, name, kind, sh, progress) }
+	env.PrivateBroker = func(ctx context.Context) (specs.PrivateBroker, error) {
+		return privateBroker(ctx, name, kind, sh, progress)
+	}
+	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
+		cfg, err := config()
+		if err != nil {
+			return nil, err
+		}
+		return crashInChild(ctx, cfg, topic, sub, n)
+	}
+	return env
+}
+
+// inProcessEnv fills the parts of Env for a backend without a broker (the reference backend
+// and its known-bad variants), from what its Descriptor offers.
+func inProcessEnv(env *specs.Env, name string) {
+	d, _ := backends.Lookup(name)
+	env.Auth = func(context.Context) (specs.AuthTarget, error) {
+		return specs.AuthTarget{}, specs.Unavailable("%s runs in-process: there is no broker to authenticate against", name)
+	}
+	env.PrivateBroker = func(context.Context) (specs.PrivateBroker, error) {
+		if d.InProcess == nil {
+			return nil, specs.Unavailable("%s offers no private in-process instance", name)
+		}
+		return &inProcessPrivate{inst: d.InProcess(), name: name}, nil
+	}
+	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
+		// The crashing "process" is a separate client of the unmodified base backend, dropped
+		// without any Close: an in-process backend's state is unreachable from a child process.
+		base := name
+		if d.Variant != "" {
+			base = d.Base
+		}
+		cfg, err := BaseConfig(base, nil)
+		if err != nil {
+			return nil, err
+		}
+		b, err := backends.Open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		k, ok := b.(interface{ Kill() })
+		if !ok {
+			_ = b.Close(ctx)
+			return nil, specs.Unavailable("%s runs in-process and its client has no Kill: no consumer crash without a child process", base)
+		}
+		defer k.Kill()
+		c, err := b.Consumer(ctx, topic, sub, backends.WithPosition(backends.Earliest))
+		if err != nil {
+			return nil, fmt.Errorf("crash consumer: %w", err)
+		}
+		var got []backends.Delivery
+		for len(got) < n {
+			rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			dl, err := c.Receive(rctx)
+			cancel()
+			if err != nil {
+				return got, fmt.Errorf("crash consumer received %d of %d: %w", len(got), n, err)
+			}
+			got = append(got, dl)
+		}
+		return got, nil
+	}
+}
+
+// inProcessPrivate is a spec's private instance of an in-process backend; clients reach it
+// through the registry (so a known-bad variant is opened as that variant) with its settings.
+type inProcessPrivate struct {
+	inst backends.Instance
+	name string
+}
+
+func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
+	cfg, err := BaseConfig(p.name, p.inst.Settings())
+	if err != nil {
+		return nil, err
+	}
+	return backends.Open(ctx, cfg)
+}
+func (p *inProcessPrivate) Restart(context.Context) error { p.inst.Restart(); return nil }
+func (p *inProcessPrivate) Stop(context.Context) error    { p.inst.Close(); return nil }
+func (p *inProcessPrivate) LogTail() string               { return "" }

@@ -1,0 +1,68 @@
+// Package suite wires the shared specs to concrete backends and real brokers: which backends a
+// run tests, which broker each needs, how every Ginkgo process reaches it, and the per-backend
+// report files. The runnable Ginkgo suite is suite_test.go in this directory.
+package suite
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+)
+
+// KindFor returns the broker a registered backend needs (its Descriptor's Broker), and false
+// for none. Known-bad variants "<base>~<variant>" carry their base's.
+func KindFor(name string) (fixtures.Kind, bool) {
+	d, err := backends.Lookup(name)
+	if err != nil || d.Broker == "" {
+		return "", false
+	}
+	return fixtures.Kind(d.Broker), true
+}
+
+// Selected parses the backend list: the flag value when set, else PUBSUB_BACKENDS, else the
+// reference backend (the fast self-test). Names are checked against the registry; an unknown
+// name is an error listing the known ones.
+func Selected(flagValue string, getenv func(string) string) ([]string, error) {
+	v := flagValue
+	if v == "" {
+		v = getenv("PUBSUB_BACKENDS")
+	}
+	if strings.TrimSpace(v) == "" {
+		var refs []string
+		for _, d := range backends.Descriptors(false) {
+			if d.Reference {
+				refs = append(refs, d.Name)
+			}
+		}
+		v = strings.Join(refs, ",")
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		if _, err := backends.Lookup(n); err != nil {
+			return nil, fmt.Errorf("PUBSUB_BACKENDS: %w", err)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Kinds lists the distinct brokers the backends need, sorted.
+func Kinds(names []string) []fixtures.Kind {
+	var out []fixtures.Kind
+	for _, n := range names {
+		if k, ok := KindFor(n); ok && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
