@@ -5,14 +5,19 @@
 // errors that map to a small set of codes) so that an out-of-process adapter can speak it over a
 // simple protocol later.
 //
-// Lifecycle, for every implementation:
+// Lifecycle, for every implementation (the bracketed IDs name the contract's sentences;
+// reports/contract.md lists the specs that assert each one):
 //   - A Backend is created by a Constructor from a Config (see registry.go). It owns its clients.
 //     The caller that created it calls Close exactly once, after closing what it handed out.
+//     [C-LIFE-1]
 //   - Producers and Consumers are created by the Backend and closed by whoever created them.
-//     Closing the Backend closes anything still open.
+//     [C-LIFE-2] Closing the Backend closes anything still open. [C-LIFE-3]
+//   - After Close, every other method of the closed Producer, Consumer or Backend returns an
+//     error wrapping ErrClosed. [C-LIFE-4]
 //   - Every call takes a context.Context and never blocks past it: when ctx ends, the call returns
-//     an error wrapping ErrTimeout (deadline) or context.Canceled.
+//     an error wrapping ErrTimeout (deadline) or context.Canceled. [C-LIFE-5]
 //   - Nothing panics on bad input: it returns an error wrapping one of the sentinels below.
+//     [C-LIFE-6]
 package backends
 
 import (
@@ -21,8 +26,9 @@ import (
 	"time"
 )
 
-// Message is what a producer sends: opaque payload bytes and string properties.
-// A nil and an empty Properties map mean the same thing.
+// Message is what a producer sends: opaque payload bytes and string properties. Payload and
+// property keys and values arrive byte for byte as sent (letter case, dots, dashes, spaces,
+// long values). [C-MSG-1] A nil and an empty Properties map mean the same thing. [C-MSG-2]
 type Message struct {
 	Payload    []byte
 	Properties map[string]string
@@ -30,10 +36,11 @@ type Message struct {
 
 // Delivery is one received message. ID is an opaque token, unique within the Consumer that
 // returned it, that Ack and Nack use to find the message again; backends encode in it whatever
-// they need (an offset, a serialized message id). Delivery is plain data so it can cross a wire.
+// they need (an offset, a serialized message id). [C-DLV-1] Delivery is plain data so it can
+// cross a wire.
 type Delivery struct {
 	ID         string
-	Topic      string // the contract topic string it was received from
+	Topic      string // the contract topic string it was received from [C-DLV-2]
 	Payload    []byte
 	Properties map[string]string
 }
@@ -42,83 +49,94 @@ type Delivery struct {
 //
 // Who calls it: the spec suite (one Backend per spec, created in a BeforeEach and closed by a
 // DeferCleanup) and, in production, the application's service layer. All methods are safe for
-// concurrent use.
+// concurrent use. [C-BE-1]
 type Backend interface {
-	// Name is the registry name of the backend ("kafka", "pulsar", "memory").
+	// Name is the registry name of the backend ("kafka", "pulsar", "memory"). [C-BE-2]
 	Name() string
 
 	// Producer returns a producer for topic, creating the topic when missing (EnsureTopic).
-	// The caller closes the producer.
+	// [C-PROD-1] The caller closes the producer. [C-PROD-2]
 	Producer(ctx context.Context, topic string) (Producer, error)
 
 	// Consumer returns a consumer of topic on the named subscription, creating the topic when
-	// missing. It returns only when the subscription is live: a message sent after Consumer
-	// returned is delivered to this subscription, whatever the initial position. Shared classes
-	// (flow, request) compete on the subscription name; unique classes (response, notify) give
-	// every consumer its own subscription (fan-out) unless WithMode overrides. The caller closes
-	// the consumer; Close never removes the subscription.
+	// missing. [C-SUB-1] It returns only when the subscription is live: a message sent after
+	// Consumer returned is delivered to this subscription, whatever the initial position.
+	// [C-SUB-2] Shared classes (flow, request) compete on the subscription name; [C-SUB-3]
+	// unique classes (response, notify) give every consumer its own subscription (fan-out)
+	// unless WithMode overrides. [C-SUB-4] The caller closes the consumer; Close never removes
+	// the subscription. [C-SUB-5]
 	Consumer(ctx context.Context, topic, subscription string, opts ...ConsumerOption) (Consumer, error)
 
 	// CreateTopic creates topic with its class's retention (or the TopicOption override).
-	// Idempotent: creating an existing topic is not an error and changes nothing.
+	// [C-TOP-1] Idempotent: creating an existing topic is not an error and changes nothing.
+	// [C-TOP-2]
 	CreateTopic(ctx context.Context, topic string, opts ...TopicOption) error
 
 	// DeleteTopic deletes topic with its messages, subscriptions and committed positions.
-	// Idempotent: deleting a missing topic is not an error.
+	// [C-TOP-3] Idempotent: deleting a missing topic is not an error. [C-TOP-4]
 	DeleteTopic(ctx context.Context, topic string) error
 
-	// TopicExists reports whether topic exists on the broker.
+	// TopicExists reports whether topic exists on the broker. [C-TOP-5]
 	TopicExists(ctx context.Context, topic string) (bool, error)
 
-	// EnsureTopic creates topic when missing and does nothing when present.
+	// EnsureTopic creates topic when missing and does nothing when present. [C-TOP-6]
 	EnsureTopic(ctx context.Context, topic string, opts ...TopicOption) error
 
 	// Retention reads back from the broker the retention in force for an existing topic.
+	// [C-TOP-7]
 	Retention(ctx context.Context, topic string) (time.Duration, error)
 
 	// Unsupported lists the capabilities this backend, as configured, truly lacks, each with the
 	// reason a report should show. Specs that need one skip with that reason. Empty means the
-	// backend claims the whole contract.
+	// backend claims the whole contract. [C-BE-3]
 	Unsupported() map[Capability]string
 
-	// Close closes the backend and everything it handed out. Idempotent.
+	// Close closes the backend and everything it handed out (C-LIFE-3). Idempotent. [C-BE-4]
 	Close(ctx context.Context) error
 }
 
 // Producer sends messages to one topic. Safe for concurrent use: concurrent Sends are allowed.
+// [C-PROD-3]
 type Producer interface {
 	// Send returns only after the broker confirmed the message (a delivery report, a send
-	// receipt); the broker's error, if any, is returned, never only logged.
+	// receipt); [C-SEND-1] the broker's error, if any, is returned, never only logged. [C-SEND-2]
 	Send(ctx context.Context, msg Message) error
-	// Close flushes anything pending within ctx and releases the producer. Idempotent.
+	// Close flushes anything pending within ctx and releases the producer. [C-PROD-4]
+	// Idempotent. [C-PROD-5]
 	Close(ctx context.Context) error
 }
 
 // Consumer receives from one subscription. Receive, Ack and Nack may be called from different
-// goroutines, but Receive is not meant to be called concurrently with itself.
+// goroutines, [C-CONS-1] but Receive is not meant to be called concurrently with itself.
+// [C-CONS-2]
 type Consumer interface {
 	// Receive blocks for the next message. When ctx ends first it returns an error wrapping
-	// ErrTimeout (deadline exceeded) or context.Canceled; it never blocks past ctx.
+	// ErrTimeout (deadline exceeded) or context.Canceled; it never blocks past ctx. [C-RECV-1]
 	Receive(ctx context.Context) (Delivery, error)
-	// Ack acknowledges d and nothing after it: later, unacknowledged messages are delivered
-	// again after the subscription is reopened.
+	// Ack acknowledges d and nothing else: other unacknowledged messages, earlier or later, are
+	// delivered again after the subscription is reopened, [C-ACK-1] and d is not. [C-ACK-2]
+	// Acks may come in any order (completion order). [C-ACK-3] A delivery this consumer did not
+	// hand out (another consumer's, a made-up ID) is an error wrapping ErrUnknownDelivery, for
+	// Ack and Nack alike. [C-ACK-4]
 	Ack(ctx context.Context, d Delivery) error
 	// Nack asks for d to be delivered again (to this or another member of the subscription),
-	// within a bounded delay.
+	// within a bounded delay. [C-NACK-1]
 	Nack(ctx context.Context, d Delivery) error
 	// Close leaves the subscription without removing it: the subscription keeps its position
-	// and a later Consumer with the same name resumes from it. Idempotent.
+	// and a later Consumer with the same name resumes from it. [C-CLOSE-1] Idempotent.
+	// [C-CLOSE-2]
 	Close(ctx context.Context) error
 }
 
 // Position is where a new subscription starts. An existing subscription always resumes from its
-// own position, whatever is asked here.
+// own position, whatever is asked here. [C-POS-1]
 type Position int
 
 const (
-	// Latest starts a new subscription at the end of the topic (the default).
+	// Latest starts a new subscription at the end of the topic (the default): what was sent
+	// before the subscription was live is not delivered to it. [C-POS-2]
 	Latest Position = iota
-	// Earliest starts a new subscription at the oldest retained message.
+	// Earliest starts a new subscription at the oldest retained message. [C-POS-3]
 	Earliest
 )
 
@@ -133,11 +151,13 @@ func (p Position) String() string {
 type Mode int
 
 const (
-	// ModeDefault takes the mode of the topic's class.
+	// ModeDefault takes the mode of the topic's class. [C-MODE-1]
 	ModeDefault Mode = iota
 	// Shared consumers of one subscription name compete: each message goes to one of them.
+	// [C-MODE-2]
 	Shared
 	// Unique gives every consumer its own subscription: each gets every message (fan-out).
+	// [C-MODE-3]
 	Unique
 )
 
@@ -161,7 +181,7 @@ type ConsumerSettings struct {
 // ConsumerOption adjusts a Consumer call.
 type ConsumerOption func(*ConsumerSettings)
 
-// WithPosition sets where a new subscription starts.
+// WithPosition sets where a new subscription starts. [C-POS-4]
 func WithPosition(p Position) ConsumerOption { return func(s *ConsumerSettings) { s.Position = p } }
 
 // WithMode overrides the class's default subscription mode.
@@ -184,7 +204,7 @@ func ApplyConsumerOptions(t Topic, opts ...ConsumerOption) ConsumerSettings {
 // TopicSettings is the plain-data result of applying TopicOptions.
 type TopicSettings struct {
 	// Retention is the retention to create the topic with; zero means the class default
-	// (or the backend's Config override for the class).
+	// (or the backend's Config override for the class). [C-TOP-9]
 	Retention time.Duration
 }
 
@@ -192,6 +212,7 @@ type TopicSettings struct {
 type TopicOption func(*TopicSettings)
 
 // WithRetention overrides the retention of the created topic (used by the expiry spec).
+// [C-TOP-8]
 func WithRetention(d time.Duration) TopicOption {
 	return func(s *TopicSettings) { s.Retention = d }
 }
@@ -215,17 +236,18 @@ type Capability string
 
 const (
 	// CapTransientRedelivery: nack and reopen redeliver on non-durable classes (request,
-	// response, notify). Pulsar's non-persistent topics keep nothing, so they cannot.
+	// response, notify); Pulsar's non-persistent topics keep nothing, so they cannot. [C-CAP-1]
 	CapTransientRedelivery Capability = "transient-redelivery"
 	// CapTransientReplay: non-durable classes keep messages for a subscriber that was not
-	// connected when they were sent.
+	// connected when they were sent. [C-CAP-2]
 	CapTransientReplay Capability = "transient-replay"
 	// CapRetentionExpiry: a short retention makes the broker drop expired messages in seconds.
+	// [C-CAP-3]
 	CapRetentionExpiry Capability = "retention-expiry"
 )
 
 // Sentinel errors. Implementations wrap them with %w and context; callers test with errors.Is.
-// Each maps to a wire code (see Code) for the out-of-process adapter.
+// [C-ERR-1] Each maps to a wire code (see Code) for the out-of-process adapter. [C-ERR-2]
 var (
 	ErrTimeout         = errors.New("timeout")
 	ErrInvalidTopic    = errors.New("invalid topic")
@@ -238,7 +260,7 @@ var (
 )
 
 // Code maps err to the contract's small set of error codes ("" for nil, "internal" for
-// anything not wrapping a sentinel).
+// anything not wrapping a sentinel). [C-ERR-3]
 func Code(err error) string {
 	switch {
 	case err == nil:

@@ -33,10 +33,11 @@ func (c Class) Valid() bool {
 }
 
 // Durable reports whether the class's messages must survive with nobody subscribed (flow only).
+// [C-CLASS-1]
 func (c Class) Durable() bool { return c == ClassFlow }
 
 // DefaultMode is the subscription mode of the class: flow and request compete on a named
-// subscription; response and notify fan out to every subscriber.
+// subscription; response and notify fan out to every subscriber. [C-CLASS-2]
 func (c Class) DefaultMode() Mode {
 	if c == ClassResponse || c == ClassNotify {
 		return Unique
@@ -45,6 +46,7 @@ func (c Class) DefaultMode() Mode {
 }
 
 // DefaultRetention is the class's retention: 7 days for flow, 5 minutes for the others.
+// [C-CLASS-3]
 func (c Class) DefaultRetention() time.Duration {
 	if c == ClassFlow {
 		return 7 * 24 * time.Hour
@@ -67,11 +69,11 @@ func (t Topic) String() string { return string(t.Class) + ":" + t.Space + ":" + 
 
 // ParseTopic parses a contract topic string.
 //
-//	"x"                       -> flow:tg:x
-//	"class:topicspace:topic"  -> as written; further colons belong to the topic
+//	"x"                       -> flow:tg:x                                      [C-NAME-1]
+//	"class:topicspace:topic"  -> as written; further colons belong to the topic [C-NAME-2]
 //
 // Anything else (two parts, an unknown class, an empty part, characters a broker cannot name)
-// is an error wrapping ErrInvalidTopic that says what is wrong.
+// is an error wrapping ErrInvalidTopic that says what is wrong. [C-NAME-3]
 func ParseTopic(s string) (Topic, error) {
 	if s == "" {
 		return Topic{}, fmt.Errorf("%w: empty topic string (want \"class:topicspace:topic\")", ErrInvalidTopic)

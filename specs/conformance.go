@@ -23,12 +23,15 @@ func Conformance(env *Env) bool {
 		}, NodeTimeout(10*time.Second))
 
 		delivery(env)
+		deliveryMore(env)
 		groups(env)
 		acks(env)
 		acksOutOfOrder(env)
+		acksUnknown(env)
 		restart(env)
 		retention(env)
 		lifecycle(env)
+		lifecycleMore(env)
 		security(env)
 	})
 	return true

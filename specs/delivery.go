@@ -101,6 +101,11 @@ func delivery(env *Env) {
 			got := counts(append(r.Got, r2.Got...))
 			Expect(missing(want, got)).To(BeEmpty(), "expected all %d messages; %s", n, r.describe())
 			Expect(duplicated(got)).To(BeEmpty(), "expected no duplicates in steady state; %d deliveries for %d messages", len(r.Got)+len(r2.Got), n)
+			ids := map[string]string{}
+			for _, d := range append(r.Got, r2.Got...) {
+				Expect(ids).NotTo(HaveKey(d.ID), "Delivery.ID %q was given to %s and %s: IDs must be unique within a consumer", d.ID, ids[d.ID], d.Payload)
+				ids[d.ID] = string(d.Payload)
+			}
 		}, SpecTimeout(3*time.Minute))
 
 		Behaviour("D4", func(ctx SpecContext) {

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -350,7 +351,8 @@ func (be *Backend) Consumer(ctx context.Context, s, sub string, opts ...backends
 		tp.subs[name] = sb
 	}
 	sb.consumed++
-	c := &consumer{be: be, t: t, topicKey: t.String(), tp: tp, sub: sb, closed: make(chan struct{})}
+	c := &consumer{be: be, t: t, topicKey: t.String(), tp: tp, sub: sb, closed: make(chan struct{}),
+		id: strconv.FormatInt(consumerSeq.Add(1), 10)}
 	be.mu.Lock()
 	be.consumers[c] = struct{}{}
 	be.mu.Unlock()
@@ -461,7 +463,12 @@ func (p *producer) Send(ctx context.Context, m backends.Message) error {
 
 func (p *producer) Close(context.Context) error { p.closed.Store(true); return nil }
 
+// consumerSeq numbers consumers: a Delivery ID names its consumer, so that another consumer's
+// delivery is told apart from this one's (ErrUnknownDelivery).
+var consumerSeq atomic.Int64
+
 type consumer struct {
+	id       string // prefix of this consumer's Delivery IDs: "<id>.<offset>"
 	be       *Backend
 	t        backends.Topic
 	topicKey string
@@ -523,7 +530,7 @@ func (c *consumer) take(now time.Time) (backends.Delivery, bool) {
 func (c *consumer) handOut(e entry) backends.Delivery {
 	c.sub.pending[e.offset] = c
 	return backends.Delivery{
-		ID:         strconv.FormatInt(e.offset, 10),
+		ID:         c.id + "." + strconv.FormatInt(e.offset, 10),
 		Topic:      c.t.String(),
 		Payload:    append([]byte{}, e.msg.Payload...),
 		Properties: maps.Clone(e.msg.Properties),
@@ -560,9 +567,13 @@ func (c *consumer) settle(ctx context.Context, what string, d backends.Delivery,
 	if err := backends.CtxErr(ctx, what); err != nil {
 		return err
 	}
-	off, err := strconv.ParseInt(d.ID, 10, 64)
+	owner, offs, _ := strings.Cut(d.ID, ".")
+	off, err := strconv.ParseInt(offs, 10, 64)
 	if err != nil {
 		return fmt.Errorf("%s %q: %w", what, d.ID, backends.ErrUnknownDelivery)
+	}
+	if owner != c.id {
+		return fmt.Errorf("%s %q: %w: handed out by another consumer", what, d.ID, backends.ErrUnknownDelivery)
 	}
 	b := c.be.broker
 	b.mu.Lock()

@@ -1,0 +1,67 @@
+package catalogue
+
+// Contract coverage, in the manner of Kubernetes' behaviours coverage: every normative sentence
+// of the contract's doc comments (backends/backend.go, backends/topic.go) carries an ID in
+// brackets right after it ("[C-ACK-1]"); each ID is asserted by the behaviours listed in
+// Asserts, or it is in NotTestable with the reason no conformance spec can assert it.
+// reports/contract.md is generated from these tables and the markers (go run
+// ./reports/cmd/contract); its -check (make catalogue) fails when a sentence has neither.
+
+// ContractFiles are the contract's source files, relative to the repository root.
+var ContractFiles = []string{"backends/backend.go", "backends/topic.go"}
+
+// Asserts maps a behaviour ID to the contract sentences its spec asserts.
+var Asserts = map[string][]string{
+	"D1":  {"C-MSG-1", "C-MSG-2", "C-DLV-2"},
+	"D2":  {"C-SUB-2"},
+	"D3":  {"C-PROD-3", "C-BE-1", "C-DLV-1"},
+	"D4":  {},
+	"D5":  {"C-MSG-1"},
+	"D6":  {"C-SEND-1", "C-PROD-4", "C-POS-3"},
+	"D7":  {"C-RECV-1", "C-LIFE-5", "C-ERR-1"},
+	"D8":  {"C-MSG-1"},
+	"D9":  {"C-POS-2", "C-POS-4"},
+	"G1":  {"C-SUB-3", "C-MODE-1", "C-MODE-2", "C-CLASS-2"},
+	"G2":  {"C-SUB-4", "C-MODE-1", "C-MODE-3", "C-CLASS-2"},
+	"G3":  {"C-SUB-3"},
+	"A1":  {"C-NACK-1", "C-CAP-1"},
+	"A2":  {"C-ACK-1"},
+	"A3":  {"C-ACK-1", "C-CLOSE-1"},
+	"A4":  {"C-ACK-2"},
+	"A5":  {"C-NACK-1", "C-ACK-2"},
+	"A6":  {"C-ACK-1", "C-ACK-2", "C-ACK-3"},
+	"A7":  {"C-ACK-1", "C-ACK-2", "C-ACK-3", "C-CONS-1"},
+	"A8":  {"C-ACK-4", "C-ERR-1"},
+	"R1":  {"C-SUB-5", "C-CLOSE-1", "C-POS-1"},
+	"R2":  {"C-SUB-2", "C-SUB-5", "C-CLOSE-1"},
+	"R3":  {"C-CLOSE-1"},
+	"R4":  {"C-CLASS-1"},
+	"R5":  {},
+	"T1":  {"C-TOP-1", "C-TOP-7", "C-TOP-9", "C-CLASS-3"},
+	"T2":  {"C-POS-3", "C-POS-4", "C-CLASS-1"},
+	"T3":  {"C-TOP-1", "C-TOP-8", "C-CAP-3"},
+	"L1":  {"C-TOP-2", "C-TOP-4", "C-TOP-5"},
+	"L2":  {"C-TOP-6", "C-TOP-2"},
+	"L3":  {"C-TOP-3"},
+	"L4":  {"C-NAME-3", "C-LIFE-6", "C-ERR-1"},
+	"L5":  {"C-SUB-1"},
+	"L6":  {"C-PROD-1"},
+	"L7":  {"C-NAME-1", "C-NAME-2"},
+	"L8":  {"C-LIFE-4", "C-ERR-1"},
+	"L9":  {"C-PROD-5", "C-CLOSE-2", "C-BE-4"},
+	"L10": {"C-LIFE-3", "C-LIFE-4"},
+	"S1":  {"C-SEND-2", "C-ERR-1"},
+}
+
+// NotTestable lists the contract sentences no conformance spec can assert, with the reason.
+var NotTestable = map[string]string{
+	"C-LIFE-1": "an obligation of the caller (close the Backend once, after what it handed out), not of the backend; the specs follow it through DeferCleanup order",
+	"C-LIFE-2": "an obligation of the caller (who closes what); the backend's side of it is C-LIFE-3",
+	"C-PROD-2": "an obligation of the caller (close the producer); nothing a backend does can be observed",
+	"C-CONS-2": "a restriction on the caller (no concurrent Receive on one consumer); it allows backends behaviour the contract leaves undefined",
+	"C-BE-2":   "the suite opens every backend by its registry name and every report row carries it: a wrong Name fails the run's setup, not a spec",
+	"C-BE-3":   "a declaration, not a behaviour: every spec that needs a capability skips with the declared reason, and a capability a backend claims is asserted by those specs (A1, A3, T2, T3)",
+	"C-CAP-2":  "no behaviour requires it: the design asks replay of durable (flow) messages only (T2), and no spec needs this capability, so declaring it lacking skips nothing",
+	"C-ERR-3":  "a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr)",
+	"C-ERR-2":  "Code is a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr); the wire side is the adapter protocol's",
+}
