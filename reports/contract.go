@@ -144,6 +144,7 @@ func contractComments(f *ast.File) []*ast.CommentGroup {
 			}
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos() < out[j].Pos() })
 	return out
 }
 

@@ -1,0 +1,63 @@
+package reports
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestContractCoverageFindsGaps(t *testing.T) {
+	dir := t.TempDir()
+	src := `// Package x is a contract.
+package x
+
+// Thing does things. It returns only when done. [C-X-1] Close is idempotent. [C-X-2]
+// It never blocks past ctx.
+type Thing interface {
+	// Do does it. [C-X-3]
+	Do()
+}
+
+// helper is unexported: never scanned, whatever it says it returns.
+func helper() {}
+`
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sentences, problems, err := ScanContract(dir, []string{"x.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sentences) != 3 || sentences[0].Text != "Thing does things. It returns only when done." || sentences[1].Text != "Close is idempotent." {
+		t.Fatalf("sentences = %+v", sentences)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "never blocks past ctx") {
+		t.Fatalf("want one unmarked-text problem, got %q", problems)
+	}
+	cov, problems := ContractCoverage(sentences,
+		map[string][]string{"D1": {"C-X-1"}, "D9": {"C-X-9"}},
+		map[string]string{"C-X-3": "a declaration", "C-X-2": ""},
+		[]string{"D1"})
+	want := []string{"Asserts names behaviour D9", "asserts C-X-9", "NotTestable[C-X-2] gives no reason"}
+	for _, w := range want {
+		found := false
+		for _, p := range problems {
+			found = found || strings.Contains(p, w)
+		}
+		if !found {
+			t.Errorf("no problem mentions %q in %q", w, problems)
+		}
+	}
+	md := string(ContractMarkdown(cov))
+	if !strings.Contains(md, "3 sentences: 1 asserted by specs, 1 not testable (reason given), 1 uncovered.") {
+		t.Errorf("summary line missing:\n%s", md)
+	}
+}
+
+// The repository's own contract is fully covered and its table is current (make catalogue).
+func TestRepositoryContractIsCovered(t *testing.T) {
+	if err := CheckContract("..", "contract.md"); err != nil {
+		t.Fatal(err)
+	}
+}
