@@ -197,7 +197,7 @@ func TestMemoryRun(t *testing.T) {
 	dir := t.TempDir()
 	o := options{
 		bases: []string{"memory"}, variants: []string{"exists-always-true", "nack-noop"},
-		procs: 2, labelFilter: "lifecycle", timeout: 5 * time.Minute,
+		procs: 2, labelFilter: "lifecycle && !id:L8", timeout: 5 * time.Minute,
 		out: filepath.Join(dir, "mutants.md"), reportDir: filepath.Join(dir, "mutants"), moduleRoot: root,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -216,7 +216,7 @@ func TestMemoryRun(t *testing.T) {
 	if !strings.HasPrefix(got["memory~exists-always-true"], "KILLED by L1") {
 		t.Errorf("exists-always-true: %q, want KILLED by L1...", got["memory~exists-always-true"])
 	}
-	if got["memory~nack-noop"] != "SURVIVED" { // the lifecycle specs cannot see a Nack defect
+	if got["memory~nack-noop"] != "SURVIVED" { // the lifecycle specs but L8 (Nack after Close) cannot see a Nack defect
 		t.Errorf("nack-noop under a lifecycle-only filter: %q, want SURVIVED", got["memory~nack-noop"])
 	}
 	if res.ok() {
