@@ -14,19 +14,51 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/brokertest"
 )
 
-// Integration tests need a real broker: KAFKA_BOOTSTRAP_SERVERS=host:port (PLAINTEXT). The
+// Integration tests run against a real Kafka broker shared by this package's tests: started
+// once (with its SASL listener) through fixtures in TestMain, stopped there at the end (see
+// fixtures/brokertest; KAFKA_BOOTSTRAP_SERVERS points them at an external broker instead). The
 // shared conformance suite (suite/) is the full proof; these cover the Kafka-specific mechanics
-// (start offsets, group offsets after delete, large records) close to the code.
+// (start offsets, group offsets after delete, large records, options the known-bad variants
+// build on) close to the code.
 
-func broker(t *testing.T) backends.Config {
+var sharedKafka = brokertest.Shared(fixtures.Kafka, fixtures.WithAuth())
+
+func TestMain(m *testing.M) { os.Exit(brokertest.Main(m)) }
+
+// listener selects how config reaches the shared broker.
+type listener int
+
+const (
+	plaintext listener = iota
+	saslGood           // the SASL listener with the known user's password
+	saslBad            // the SASL listener with a wrong password
+)
+
+// config is the one place these tests build a backends.Config: this backend's settings from the
+// environment (KAFKA_DEBUG, ...), then the shared broker's. An external broker is the
+// environment's, security settings included.
+func config(t *testing.T, l listener) backends.Config {
 	t.Helper()
-	bs := os.Getenv("KAFKA_BOOTSTRAP_SERVERS")
-	if bs == "" {
-		t.Skip("integration test skipped: no broker given (set KAFKA_BOOTSTRAP_SERVERS=host:port of a Kafka broker)")
+	ep := sharedKafka.Endpoints(t)
+	broker := ep.Settings()
+	if ep.Provider == "external" {
+		broker = nil
 	}
-	return backends.Config{Settings: map[string]string{"KAFKA_BOOTSTRAP_SERVERS": bs, "KAFKA_DEBUG": os.Getenv("KAFKA_DEBUG")}, Log: testLog{t}}
+	if l != plaintext {
+		good, bad, ok := ep.AuthSettings()
+		if !ok {
+			t.Skipf("the %s Kafka broker has no SASL listener (external: set KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT and KAFKA_SASL_*)", ep.Provider)
+		}
+		broker = good
+		if l == saslBad {
+			broker = bad
+		}
+	}
+	return backends.Config{Backend: "kafka", Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker), Log: testLog{t}}
 }
 
 type testLog struct{ t *testing.T }
@@ -38,7 +70,7 @@ func (l testLog) Write(p []byte) (int, error) {
 
 func open(t *testing.T, ctx context.Context) *Backend {
 	t.Helper()
-	b, err := New(ctx, broker(t))
+	b, err := New(ctx, config(t, plaintext))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -307,24 +339,14 @@ func TestIntegrationInvalidTopic(t *testing.T) {
 	}
 }
 
-// TestIntegrationSASL needs a SASL_PLAINTEXT listener with mechanism PLAIN:
-// KAFKA_TEST_SASL_BOOTSTRAP=host:port KAFKA_TEST_SASL_USERNAME=u KAFKA_TEST_SASL_PASSWORD=p.
+// TestIntegrationSASL uses the shared broker's SASL_PLAINTEXT listener (mechanism PLAIN).
 func TestIntegrationSASL(t *testing.T) {
-	bs := os.Getenv("KAFKA_TEST_SASL_BOOTSTRAP")
-	if bs == "" {
-		t.Skip("SASL integration test skipped: no SASL listener given (set KAFKA_TEST_SASL_BOOTSTRAP, KAFKA_TEST_SASL_USERNAME, KAFKA_TEST_SASL_PASSWORD)")
-	}
-	cfg := func(password string) backends.Config {
-		return backends.Config{Settings: map[string]string{
-			"KAFKA_BOOTSTRAP_SERVERS": bs, "KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "KAFKA_SASL_MECHANISM": "PLAIN",
-			"KAFKA_SASL_USERNAME": os.Getenv("KAFKA_TEST_SASL_USERNAME"), "KAFKA_SASL_PASSWORD": password,
-		}, Log: testLog{t}}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	good, bad := config(t, saslGood), config(t, saslBad)
 
 	start := time.Now()
-	_, err := New(ctx, cfg("wrong-password"))
+	_, err := New(ctx, bad)
 	if !errors.Is(err, backends.ErrAuth) {
 		t.Fatalf("New with a bad password: %v; want ErrAuth", err)
 	}
@@ -333,7 +355,7 @@ func TestIntegrationSASL(t *testing.T) {
 	}
 	t.Logf("bad password refused in %v: %v", time.Since(start).Round(time.Millisecond), err)
 
-	bi, err := New(ctx, cfg(os.Getenv("KAFKA_TEST_SASL_PASSWORD")))
+	bi, err := New(ctx, good)
 	if err != nil {
 		t.Fatalf("New with good credentials: %v", err)
 	}

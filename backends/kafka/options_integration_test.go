@@ -61,7 +61,7 @@ func TestDeleteSubscriptionDropsThePosition(t *testing.T) {
 func TestConsumerNoWaitReturnsBeforeAssignment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := broker(t)
+	cfg := config(t, plaintext)
 	cfg = cfg.WithSettings(map[string]string{"KAFKA_CONSUMER_NO_WAIT": "true"})
 	bb, err := New(ctx, cfg)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestConsumerNoWaitReturnsBeforeAssignment(t *testing.T) {
 func TestAdminExtraSeparateAdminClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := broker(t)
+	cfg := config(t, plaintext)
 	cfg = cfg.WithSettings(map[string]string{"KAFKA_ADMIN_CONFIG_CLIENT_ID": "pubsub-conformance-admin"})
 	b, err := New(ctx, cfg)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestAdminExtraSeparateAdminClient(t *testing.T) {
 		t.Fatalf("TopicExists: %v %v", ok, err)
 	}
 
-	bad := broker(t)
+	bad := config(t, plaintext)
 	bad = bad.WithSettings(map[string]string{"KAFKA_ADMIN_CONFIG_GROUP_ID": "x"})
 	if _, err := New(ctx, bad); !errors.Is(err, backends.ErrInvalidConfig) {
 		t.Fatalf("AdminExtra with a managed key: %v; want ErrInvalidConfig", err)

@@ -13,17 +13,30 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/brokertest"
 )
 
-// These tests need a real broker: PULSAR_HOST and PULSAR_ADMIN_URL (and PULSAR_API_KEY for an
-// auth-enabled one). Without them they skip; the shared suite is the full proof.
+// These tests run against a real Pulsar broker shared by this package's tests: one standalone
+// broker with token authentication (so the auth tests need no second one), started through
+// fixtures in TestMain and stopped there at the end (see fixtures/brokertest; PULSAR_HOST with
+// PULSAR_ADMIN_URL, and PULSAR_API_KEY for an auth-enabled one, point them at an external broker
+// instead). The shared suite is the full proof.
 
+var sharedPulsar = brokertest.Shared(fixtures.Pulsar, fixtures.WithAuth())
+
+func TestMain(m *testing.M) { os.Exit(brokertest.Main(m)) }
+
+// brokerConfig is the one place these tests build a backends.Config: this backend's settings
+// from the environment, then the shared broker's, with its valid token when it has auth.
 func brokerConfig(t *testing.T, allPersistent bool) backends.Config {
 	t.Helper()
-	cfg := backends.Config{Settings: Descriptor.EnvSettings(os.Environ())}
-	if cfg.Setting("PULSAR_HOST") == "" || cfg.Setting("PULSAR_ADMIN_URL") == "" {
-		t.Skip("PULSAR_HOST and PULSAR_ADMIN_URL not set: no broker to test against")
+	ep := sharedPulsar.Endpoints(t)
+	broker := ep.Settings()
+	if good, _, ok := ep.AuthSettings(); ok {
+		broker = good
 	}
+	cfg := backends.Config{Backend: "pulsar", Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker)}
 	cfg = cfg.WithSettings(map[string]string{
 		"PULSAR_ALL_PERSISTENT":        strconv.FormatBool(allPersistent),
 		"PULSAR_NACK_REDELIVERY_DELAY": "300ms",
@@ -32,6 +45,18 @@ func brokerConfig(t *testing.T, allPersistent bool) backends.Config {
 		cfg.Log = os.Stderr
 	}
 	return cfg
+}
+
+// badToken is a well-formed token the shared broker refuses; tests that need one skip, with
+// the reason, on a broker without token auth (an external one without PULSAR_API_KEY).
+func badToken(t *testing.T) string {
+	t.Helper()
+	ep := sharedPulsar.Endpoints(t)
+	_, bad, ok := ep.AuthSettings()
+	if !ok {
+		t.Skipf("the %s Pulsar broker has no token auth (external: set PULSAR_API_KEY)", ep.Provider)
+	}
+	return bad["PULSAR_API_KEY"]
 }
 
 func open(t *testing.T, allPersistent bool) backends.Backend {
@@ -241,14 +266,11 @@ func TestIntegrationBadAdminAndBroker(t *testing.T) {
 	}
 }
 
-// TestIntegrationAuth needs an auth-enabled broker: PULSAR_API_KEY valid, PULSAR_BAD_API_KEY
-// well-formed but refused.
+// TestIntegrationAuth: the shared broker's valid token works, a well-formed token signed with
+// another key is refused as ErrAuth, fast.
 func TestIntegrationAuth(t *testing.T) {
 	cfg := brokerConfig(t, false)
-	badKey := os.Getenv("PULSAR_BAD_API_KEY")
-	if cfg.Setting("PULSAR_API_KEY") == "" || badKey == "" {
-		t.Skip("PULSAR_API_KEY and PULSAR_BAD_API_KEY not set: no auth broker")
-	}
+	badKey := badToken(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
