@@ -20,6 +20,9 @@ type Plan struct {
 	Messages int   // confirmed-send throughput: messages per run
 	Bytes    int   // payload size of every message
 	Senders  []int // concurrent senders, one throughput run each
+	// Rounds splits each throughput run: backend and raw clients take turns sending
+	// Messages/Rounds each, so all of them sample the same stretches of a drifting load.
+	Rounds int
 
 	Rate    int           // latency: offered messages per second
 	For     time.Duration // latency: how long
@@ -32,14 +35,14 @@ type Plan struct {
 // Full is the plan of make bench (issue #15): 50,000 x 1 KiB with 1 and 8 senders, 1,000 msg/s
 // for 20 s, 20 subscriptions.
 func Full() Plan {
-	return Plan{Messages: 50_000, Bytes: 1024, Senders: []int{1, 8},
+	return Plan{Messages: 50_000, Bytes: 1024, Senders: []int{1, 8}, Rounds: 10,
 		Rate: 1000, For: 20 * time.Second, Workers: 64, Drain: 30 * time.Second, Subscribes: 20}
 }
 
 // Smoke is a few seconds of every workload: it proves the bench code works, its numbers mean
 // nothing.
 func Smoke() Plan {
-	return Plan{Messages: 2000, Bytes: 1024, Senders: []int{1, 8},
+	return Plan{Messages: 2000, Bytes: 1024, Senders: []int{1, 8}, Rounds: 2,
 		Rate: 500, For: 2 * time.Second, Workers: 16, Drain: 5 * time.Second, Subscribes: 5}
 }
 
@@ -66,8 +69,9 @@ type Client struct {
 	T    Target
 }
 
-// Measure runs every workload, backend then raw for each figure so both see the same moment
-// of a shared machine's load, and returns the results. A workload that fails is recorded in
+// Measure runs every workload, the backend and the raw clients back to back for each figure
+// (in alternating rounds for throughput) so they see the same load of a shared machine, and
+// returns the results. A workload that fails is recorded in
 // Errors and the others still run; the error returned is only for a cancelled ctx.
 func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 	progress := r.Progress
@@ -85,24 +89,40 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 	}
 	p := r.Plan
 	for _, senders := range p.Senders {
-		for _, tg := range targets {
+		ts := make([]Target, len(targets))
+		topics := make([]string, len(targets))
+		var cleanups []func()
+		ok := true
+		for i, tg := range targets {
 			topic, done, err := r.topic(ctx)
 			if err != nil {
 				fail("topic", err)
-				continue
+				ok = false
+				break
 			}
-			res, err := Throughput(ctx, tg.T, topic, p.Messages, p.Bytes, senders)
-			done()
-			res.Client = tg.Name
-			out.Throughput = append(out.Throughput, res)
-			if err != nil {
-				fail(fmt.Sprintf("%s throughput senders=%d", tg.Name, senders), err)
+			ts[i], topics[i] = tg.T, topic
+			cleanups = append(cleanups, done)
+		}
+		if ok {
+			res, errs := ThroughputRounds(ctx, ts, topics, p.Messages, p.Bytes, senders, p.Rounds)
+			for i, tg := range targets {
+				res[i].Client = tg.Name
+				out.Throughput = append(out.Throughput, res[i])
+				if errs[i] != nil {
+					fail(fmt.Sprintf("%s throughput senders=%d", tg.Name, senders), errs[i])
+				}
+				progress("%s %s throughput senders=%d: %.0f msgs/s, %.2f MB/s (%d errors, %.1fs in %d rounds)",
+					out.Backend, tg.Name, senders, res[i].MsgsPerSec, res[i].MBPerSec, res[i].Errors, res[i].Seconds, max(p.Rounds, 1))
 			}
-			progress("%s %s throughput senders=%d: %.0f msgs/s, %.2f MB/s (%d errors, %.1fs)",
-				out.Backend, tg.Name, senders, res.MsgsPerSec, res.MBPerSec, res.Errors, res.Seconds)
+		}
+		for _, c := range cleanups {
+			c()
 		}
 	}
 	for _, tg := range targets {
+		if p.Rate <= 0 {
+			break
+		}
 		if tg.Name != reports.ClientBackend && tg.Name != reports.ClientRaw {
 			continue
 		}

@@ -25,67 +25,118 @@ const maxErrors = 100
 // the broker's confirmation before its next Send, and times first Send to last confirmation.
 // A warm-up of n/100 messages (at least one per sender) goes first and is not counted.
 func Throughput(ctx context.Context, t Target, topic string, n, size, senders int) (reports.Throughput, error) {
-	res := reports.Throughput{Client: "", ClientInfo: t.Info(), Senders: senders, Messages: n, Bytes: size}
-	if senders < 1 || n < senders {
-		return res, fmt.Errorf("throughput: %d messages over %d senders", n, senders)
-	}
-	s, err := t.Sender(ctx, topic)
-	if err != nil {
-		return res, fmt.Errorf("throughput: sender: %w", err)
-	}
-	defer closeQuietly(s.Close)
+	res, errs := ThroughputRounds(ctx, []Target{t}, []string{topic}, n, size, senders, 1)
+	return res[0], errs[0]
+}
 
+// ThroughputRounds is Throughput for several targets (each on its own topic) taking turns:
+// the n messages of each are sent in rounds, every target sending n/rounds per round, and each
+// target's figure is its messages over the sum of its rounds' times. On a shared machine whose
+// load drifts, every target then samples the same stretches of it, which a ratio between them
+// needs. A target that fails drops out; the others go on.
+func ThroughputRounds(ctx context.Context, ts []Target, topics []string, n, size, senders, rounds int) ([]reports.Throughput, []error) {
+	res := make([]reports.Throughput, len(ts))
+	errs := make([]error, len(ts))
+	loads := make([]*sendLoad, len(ts))
+	rounds = max(rounds, 1)
+	for i, t := range ts {
+		res[i] = reports.Throughput{ClientInfo: t.Info(), Senders: senders, Messages: n, Bytes: size}
+		if senders < 1 || n < senders*rounds {
+			errs[i] = fmt.Errorf("throughput: %d messages over %d senders in %d rounds", n, senders, rounds)
+			continue
+		}
+		s, err := t.Sender(ctx, topics[i])
+		if err != nil {
+			errs[i] = fmt.Errorf("throughput: sender: %w", err)
+			continue
+		}
+		defer closeQuietly(s.Close)
+		loads[i] = newSendLoad(s, size, senders)
+		if _, _, err := loads[i].run(ctx, max(n/100, senders)); err != nil {
+			errs[i] = fmt.Errorf("throughput warm-up: %w", err)
+		}
+	}
+	elapsed := make([]time.Duration, len(ts))
+	failed := make([]int, len(ts))
+	for r := 0; r < rounds; r++ {
+		count := n / rounds
+		if r == rounds-1 {
+			count = n - count*(rounds-1)
+		}
+		for i, l := range loads {
+			if l == nil || errs[i] != nil {
+				continue
+			}
+			el, f, err := l.run(ctx, count)
+			elapsed[i] += el
+			failed[i] += f
+			if err != nil {
+				errs[i] = fmt.Errorf("throughput: %w", err)
+			}
+		}
+	}
+	for i := range ts {
+		if elapsed[i] <= 0 {
+			continue
+		}
+		sec := elapsed[i].Seconds()
+		ok := float64(n - failed[i])
+		res[i].Seconds, res[i].Errors = sec, failed[i]
+		res[i].MsgsPerSec = ok / sec
+		res[i].MBPerSec = ok * float64(size) / sec / 1e6
+	}
+	return res, errs
+}
+
+// sendLoad is senders goroutines sharing one Sender.
+type sendLoad struct {
+	s       Sender
+	payload []byte
+	senders int
+}
+
+func newSendLoad(s Sender, size, senders int) *sendLoad {
 	payload := make([]byte, size)
 	for i := range payload {
 		payload[i] = byte('a' + i%26)
 	}
-	run := func(total int) (time.Duration, int, error) {
-		var next, errs atomic.Int64
-		var firstErr error
-		var once sync.Once
-		var wg sync.WaitGroup
-		start := time.Now()
-		for g := 0; g < senders; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(total) {
-					if ctx.Err() != nil || errs.Load() >= maxErrors {
-						return
-					}
-					sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-					err := s.Send(sctx, payload)
-					cancel()
-					if err != nil {
-						errs.Add(1)
-						once.Do(func() { firstErr = err })
-					}
+	return &sendLoad{s: s, payload: payload, senders: senders}
+}
+
+// run sends total messages and returns the time it took and how many Sends failed.
+func (l *sendLoad) run(ctx context.Context, total int) (time.Duration, int, error) {
+	var next, errs atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < l.senders; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(total) {
+				if ctx.Err() != nil || errs.Load() >= maxErrors {
+					return
 				}
-			}()
-		}
-		wg.Wait()
-		el := time.Since(start)
-		if errs.Load() >= maxErrors {
-			return el, int(errs.Load()), fmt.Errorf("gave up after %d failed sends, first: %w", errs.Load(), firstErr)
-		}
-		if ctx.Err() != nil {
-			return el, int(errs.Load()), ctx.Err()
-		}
-		return el, int(errs.Load()), nil
+				sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+				err := l.s.Send(sctx, l.payload)
+				cancel()
+				if err != nil {
+					errs.Add(1)
+					once.Do(func() { firstErr = err })
+				}
+			}
+		}()
 	}
-	warm := max(n/100, senders)
-	if _, _, err := run(warm); err != nil {
-		return res, fmt.Errorf("throughput warm-up: %w", err)
+	wg.Wait()
+	el := time.Since(start)
+	if errs.Load() >= maxErrors {
+		return el, int(errs.Load()), fmt.Errorf("gave up after %d failed sends, first: %w", errs.Load(), firstErr)
 	}
-	el, errs, err := run(n)
-	res.Seconds, res.Errors = el.Seconds(), errs
-	ok := float64(n - errs)
-	res.MsgsPerSec = ok / el.Seconds()
-	res.MBPerSec = ok * float64(size) / el.Seconds() / 1e6
-	if err != nil {
-		return res, fmt.Errorf("throughput: %w", err)
+	if ctx.Err() != nil {
+		return el, int(errs.Load()), ctx.Err()
 	}
-	return res, nil
+	return el, int(errs.Load()), nil
 }
 
 // header is what a latency message carries before its padding: sequence number and intended

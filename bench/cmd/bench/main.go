@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -46,7 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	names := fs.String("backends", "", "comma-separated registered backends (default $PUBSUB_BACKENDS, else kafka,pulsar,pulsar-persistent)")
 	out := fs.String("out", "reports/out", "directory for bench-<backend>.json")
 	smoke := fs.Bool("smoke", false, "a few seconds per workload instead of the full plan (numbers mean nothing)")
-	noRaw := fs.Bool("no-raw", false, "skip the raw client baseline")
+	noRaw := fs.Bool("no-raw", false, "skip the raw client baselines")
+	messages := fs.Int("messages", 0, "throughput: messages per run (default: the plan's)")
+	senders := fs.String("senders", "", "throughput: comma-separated sender counts (default: the plan's, 1,8)")
+	rounds := fs.Int("rounds", 0, "throughput: rounds the clients take turns in (default: the plan's)")
+	rate := fs.Int("rate", 0, "latency: offered msgs/s (default: the plan's); -rate=-1 skips latency")
+	forDur := fs.Duration("for", 0, "latency: duration (default: the plan's)")
+	subs := fs.Int("subscribes", 0, "subscribe-to-live: Consumer() calls (default: the plan's); -1 skips")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -66,6 +73,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plan := bench.Full()
 	if *smoke {
 		plan = bench.Smoke()
+	}
+	if *messages > 0 {
+		plan.Messages = *messages
+	}
+	if *senders != "" {
+		plan.Senders = nil
+		for _, f := range strings.Split(*senders, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fail(fmt.Errorf("-senders %q: want positive integers separated by commas", *senders))
+			}
+			plan.Senders = append(plan.Senders, n)
+		}
+	}
+	if *rounds > 0 {
+		plan.Rounds = *rounds
+	}
+	switch {
+	case *rate < 0:
+		plan.Rate = 0
+	case *rate > 0:
+		plan.Rate = *rate
+	}
+	if *forDur > 0 {
+		plan.For = *forDur
+	}
+	switch {
+	case *subs < 0:
+		plan.Subscribes = 0
+	case *subs > 0:
+		plan.Subscribes = *subs
 	}
 
 	// One broker per kind, shared by the backends that need it and by the raw client.
