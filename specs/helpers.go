@@ -26,6 +26,14 @@ const (
 	specTimeout     = 2 * time.Minute  // default SpecTimeout
 )
 
+// Scheduling only, never a result: when a run spreads many specs over processes (make
+// conformance runs every backend in one run with --randomize-all), the specs that wait longest
+// start first, so their waiting overlaps the rest instead of trailing the run.
+const (
+	startFirst = SpecPriority(2) // T3: waits out a broker's retention expiry (~75 s on Pulsar)
+	startEarly = SpecPriority(1) // R4, S1, R5: a private broker or a child process to start
+)
+
 // runID keeps names unique across runs that share an external broker.
 var runID = func() string {
 	b := make([]byte, 3)

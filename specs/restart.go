@@ -102,7 +102,7 @@ func restart(env *Env) {
 				restarts, len(missing(want, counts(got))), n, r.describe())
 		}, SpecTimeout(3*time.Minute))
 
-		Behaviour("R4", func(ctx SpecContext) {
+		Behaviour("R4", startEarly, func(ctx SpecContext) {
 			if env.PrivateBroker == nil {
 				Skip(env.Backend + " suite provides no private broker to restart")
 			}
@@ -148,7 +148,7 @@ func restart(env *Env) {
 				"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
 		}, SpecTimeout(6*time.Minute))
 
-		Behaviour("R5", func(ctx SpecContext) {
+		Behaviour("R5", startEarly, func(ctx SpecContext) {
 			if env.CrashConsumer == nil {
 				Skip(env.Backend + " suite provides no crashable consumer")
 			}

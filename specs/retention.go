@@ -42,7 +42,7 @@ func retention(env *Env) {
 				"messages sent before any subscription existed must all reach a new earliest subscriber, in send order %v; %s", msgPayloads(sent), r.describe())
 		}, SpecTimeout(specTimeout))
 
-		Behaviour("T3", func(ctx SpecContext) {
+		Behaviour("T3", startFirst, func(ctx SpecContext) {
 			need(b, backends.CapRetentionExpiry)
 			const short = 3 * time.Second
 			topic := newTopic(backends.ClassFlow, "t3")

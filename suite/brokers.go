@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
@@ -22,7 +23,7 @@ type Shared struct {
 }
 
 // StartBrokers starts one broker per needed kind (with its authenticated listener where
-// fixtures.AuthOnShared says so: Kafka's SASL listener) through the
+// fixtures.AuthOnShared says so: Kafka's SASL listener), concurrently, through the
 // provider PUBSUB_BROKERS selects. Called once per run, on Ginkgo process 1; the caller stops
 // the returned brokers (StopBrokers) in SynchronizedAfterSuite, also on failure.
 func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
@@ -38,21 +39,41 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 	}
 	sh.Provider, sh.ProviderWhy = p.Name(), why
 	progress("broker provider %s: %s", p.Name(), why)
-	var started []fixtures.Broker
-	for _, k := range kinds {
+	// Concurrently: a broker start mostly waits (JVM class loading, the broker's own
+	// readiness), and the run's time to verdict starts only when the slowest is ready.
+	type result struct {
+		b   fixtures.Broker
+		err error
+		in  time.Duration
+	}
+	results := make([]result, len(kinds))
+	var wg sync.WaitGroup
+	for i, k := range kinds {
 		opts := []fixtures.Option{fixtures.WithProgress(progress)}
 		if fixtures.AuthOnShared(k) {
 			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
 		}
-		start := time.Now()
-		b, err := p.Start(ctx, k, opts...)
-		if err != nil {
-			return sh, started, fmt.Errorf("%s provider: %w", p.Name(), err) // err names the broker
+		wg.Go(func() {
+			start := time.Now()
+			b, err := p.Start(ctx, k, opts...)
+			results[i] = result{b, err, time.Since(start)}
+		})
+	}
+	wg.Wait()
+	var started []fixtures.Broker
+	var errs []error
+	for i, r := range results {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s provider: %w", p.Name(), r.err)) // err names the broker
+			continue
 		}
-		started = append(started, b)
-		ep := b.Endpoints()
-		sh.Brokers[k] = ep
-		progress("%s %s ready in %s via %s (log %s)", k, ep.Version, time.Since(start).Round(10*time.Millisecond), p.Name(), ep.LogFile)
+		started = append(started, r.b)
+		ep := r.b.Endpoints()
+		sh.Brokers[kinds[i]] = ep
+		progress("%s %s ready in %s via %s (log %s)", kinds[i], ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
+	}
+	if len(errs) > 0 {
+		return sh, started, errors.Join(errs...)
 	}
 	return sh, started, nil
 }
