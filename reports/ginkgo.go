@@ -37,6 +37,9 @@ func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 			}
 		}
 		run.SuiteSeconds += rep.RunTime.Seconds()
+		if run.Interrupted == "" {
+			run.Interrupted = InterruptedReason(rep.SpecialSuiteFailureReasons)
+		}
 		for _, s := range rep.SpecReports {
 			run.Cases = append(run.Cases, specCase(s))
 		}
@@ -72,6 +75,9 @@ func specCase(s types.SpecReport) Case {
 		c.Message = firstLine(s.Failure.Message)
 		if s.State == types.SpecStatePending {
 			c.Message = "pending"
+		}
+		if m, ok := strings.CutPrefix(c.Message, NotRunPrefix); ok {
+			c.Status, c.Message = NotRun, m // never started or cut off: the run stopped first
 		}
 	case s.State.Is(types.SpecStateFailureStates):
 		c.Status = Fail

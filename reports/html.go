@@ -39,9 +39,11 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Rows        []rowView
 		Baseline    bool
 		Performance template.HTML
+		Interrupted string
 	}
 	data.Baseline = o.Baseline != nil
 	data.Performance = PerformanceHTML(o.Bench)
+	data.Interrupted = m.InterruptedNote()
 	for _, b := range m.Backends {
 		data.Backends = append(data.Backends, backendView{
 			Label: b.Label, Provider: b.provider(), Broker: b.brokerVersion(), Startup: b.Meta.StartupList(),
@@ -132,6 +134,7 @@ figure.chart { margin: .5em 0 1em; }
 </head>
 <body>
 <h1>Conformance: behaviour x backend</h1>
+{{if .Interrupted}}<p class="interrupted setup-fail">{{.Interrupted}}</p>{{end}}
 <h2>Backends</h2>
 <table class="backends">
 <thead><tr><th>Backend</th><th>Provider</th><th>Broker</th><th>Broker startup</th><th>Suite time</th><th>Results</th><th>Settings</th></tr></thead>

@@ -52,6 +52,9 @@ type Run struct {
 	Timestamp    string
 	Meta         *Meta // nil when no sidecar exists
 	Cases        []Case
+	// Interrupted says why the run stopped before every spec ran ("Interrupted by User" on
+	// Ctrl-C, "Suite Timeout Elapsed"); "" for a complete run. See InterruptedReason.
+	Interrupted string
 }
 
 // ginkgoNodeTypes are the leaf node types Ginkgo prints in brackets at the start of a JUnit
@@ -116,11 +119,17 @@ func ReadRun(path string) (*Run, error) {
 }
 
 type xmlSuite struct {
-	Name      string     `xml:"name,attr"`
+	Name       string        `xml:"name,attr"`
+	Properties []xmlProperty `xml:"properties>property"`
 	Time      string     `xml:"time,attr"`
 	Timestamp string     `xml:"timestamp,attr"`
 	Cases     []xmlCase  `xml:"testcase"`
 	Suites    []xmlSuite `xml:"testsuite"` // some tools nest suites
+}
+
+type xmlProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type xmlSuites struct {
@@ -219,6 +228,11 @@ func ParseJUnit(name string, r io.Reader) (*Run, error) {
 				run.Timestamp = s.Timestamp
 			}
 			run.SuiteSeconds += parseSeconds(s.Time)
+			for _, p := range s.Properties {
+				if p.Name == "SpecialSuiteFailureReason" && run.Interrupted == "" {
+					run.Interrupted = InterruptedReason(strings.Split(p.Value, ","))
+				}
+			}
 			for _, c := range s.Cases {
 				run.Cases = append(run.Cases, toCase(c))
 			}
@@ -303,6 +317,9 @@ func toCase(x xmlCase) Case {
 		c.Message = skipReason(x.Skipped.Message)
 		if c.Message == "" {
 			c.Message = firstLine(x.Skipped.Body)
+		}
+		if m, ok := strings.CutPrefix(c.Message, NotRunPrefix); ok {
+			c.Status, c.Message = NotRun, m // never started or cut off: the run stopped first
 		}
 	default:
 		switch strings.ToLower(strings.TrimSpace(x.Status)) {
@@ -428,3 +445,21 @@ func cause(msg string) string {
 	}
 	return limit(first)
 }
+
+// InterruptedReason picks, from Ginkgo's special suite failure reasons (JUnit property
+// SpecialSuiteFailureReason, JSON SpecialSuiteFailureReasons), the one that means the run
+// stopped early: a signal (Ctrl-C), another process aborting, or the suite timeout. "" when
+// none does, e.g. a run that only failed specs.
+func InterruptedReason(reasons []string) string {
+	for _, r := range reasons {
+		r = strings.TrimSpace(r)
+		if strings.HasPrefix(r, "Interrupted") || r == "Suite Timeout Elapsed" {
+			return r
+		}
+	}
+	return ""
+}
+
+// NotRunPrefix starts the message the suite gives a spec that never started because the run
+// stopped early (suite/suite_test.go); such a spec is NotRun, not skipped.
+const NotRunPrefix = "not run: "

@@ -19,7 +19,9 @@ type Backend struct {
 	// SetupFailure is the first line of a failed BeforeSuite/SynchronizedBeforeSuite: when set,
 	// Ginkgo ran no spec at all and every row of this backend is NotRun.
 	SetupFailure string
-	Counts       map[Status]int // per row, after aggregation
+	// Interrupted says why a run of this backend stopped before every spec ran (Run.Interrupted).
+	Interrupted string
+	Counts      map[Status]int // per row, after aggregation
 }
 
 // Reference reports whether this column is the in-memory reference backend: shown, but not a
@@ -65,6 +67,27 @@ type Matrix struct {
 	Rows     []*Row
 }
 
+// Interrupted lists "<backend>: <why>" for every backend whose run stopped before every spec
+// ran; empty for complete runs.
+func (m *Matrix) Interrupted() []string {
+	var out []string
+	for _, b := range m.Backends {
+		if b.Interrupted != "" {
+			out = append(out, b.Label+": "+b.Interrupted)
+		}
+	}
+	return out
+}
+
+// InterruptedNote is the sentence the renderers put at the top of an interrupted matrix.
+func (m *Matrix) InterruptedNote() string {
+	in := m.Interrupted()
+	if len(in) == 0 {
+		return ""
+	}
+	return "INTERRUPTED RUN (" + strings.Join(in, "; ") + "): it stopped before every spec ran; specs that never ran show as not run. Not a complete result."
+}
+
 // Build aggregates runs into a matrix. Runs with the same label merge into one column.
 // extraIDs (e.g. from a baseline) add rows that no run reported, so a backend whose
 // BeforeSuite failed, or a spec that vanished, still shows up as NotRun.
@@ -90,6 +113,9 @@ func Build(runs []*Run, extraIDs ...string) *Matrix {
 			m.Backends = append(m.Backends, b)
 		}
 		b.Files = append(b.Files, run.File)
+		if b.Interrupted == "" {
+			b.Interrupted = run.Interrupted
+		}
 		if b.Meta == nil {
 			b.Meta = run.Meta
 		}
@@ -159,7 +185,8 @@ func aggregate(cs []Case) *Cell {
 		return nil
 	}
 	cell := &Cell{Status: Pass, Entries: cs}
-	skipped := 0
+	skipped, notRun := 0, 0
+	notRunWhy := ""
 	seen := map[string]bool{}
 	for _, c := range cs {
 		cell.Duration += c.Duration
@@ -172,6 +199,11 @@ func aggregate(cs []Case) *Cell {
 					cell.Message = c.Message + " (entry: " + c.Text + ")"
 				}
 			}
+		case NotRun:
+			notRun++
+			if notRunWhy == "" {
+				notRunWhy = c.Message
+			}
 		case Skip:
 			skipped++
 			if c.Message != "" && !seen[c.Message] {
@@ -180,7 +212,15 @@ func aggregate(cs []Case) *Cell {
 			}
 		}
 	}
-	if cell.Status != Fail && skipped == len(cs) {
+	switch {
+	case cell.Status == Fail:
+	case notRun > 0:
+		// Some entries never started (the run stopped early): not a result, whatever the others did.
+		cell.Status, cell.Message = NotRun, notRunWhy
+		if notRun < len(cs) {
+			cell.Message += fmt.Sprintf(" (%d of %d entries ran)", len(cs)-notRun, len(cs))
+		}
+	case skipped == len(cs):
 		cell.Status = Skip
 	}
 	if cell.Status != Skip {

@@ -64,6 +64,9 @@ func (b *Backend) brokerVersion() string {
 func Markdown(w io.Writer, m *Matrix, o Options) error {
 	var sb strings.Builder
 	sb.WriteString("# Conformance: behaviour x backend\n\n")
+	if note := m.InterruptedNote(); note != "" {
+		sb.WriteString("> **" + mdEscape(note) + "**\n\n")
+	}
 	sb.WriteString("| Backend | Provider | Broker | Broker startup | Suite time | Results |\n|---|---|---|---|---|---|\n")
 	for _, b := range m.Backends {
 		results := b.countsText()
@@ -185,6 +188,9 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	const titleMin = 24
 	perTable := max(1, (width-idW-1-titleMin)/(cellW+1))
 	var sb strings.Builder
+	if note := m.InterruptedNote(); note != "" {
+		sb.WriteString(note + "\n\n")
+	}
 	for start := 0; start < len(m.Backends) || start == 0; start += perTable {
 		end := min(start+perTable, len(m.Backends))
 		if start > 0 {

@@ -19,6 +19,7 @@ import (
 	_ "github.com/pubsub-conformance/harness/backends/all" // the registered backends
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/suite"
 )
@@ -100,6 +101,8 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		fmt.Fprintln(os.Stderr, "reports:", err)
 		return
 	}
+	// Specs that never started because the run was interrupted say so (not "skipped").
+	r = suite.MarkNotRun(r)
 	for _, n := range names {
 		sub := forBackend(r, n)
 		check := func(what string, err error) {
@@ -116,6 +119,9 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+n+".json"), data, 0o644))
 	}
 	progress("reports for %v in %s (suite %s)", names, dir, r.RunTime.Round(10*time.Millisecond))
+	if why := reports.InterruptedReason(r.SpecialSuiteFailureReasons); why != "" {
+		progress("the run was interrupted (%s): the reports mark the specs that never ran as not run", why)
+	}
 })
 
 // forBackend keeps the suite-level nodes (setup failures concern every backend) and the specs

@@ -6,7 +6,9 @@
 //	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
 //	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
 //
-// Without FILE it reads reports/out/ginkgo-*.json. Exit status: 0 ok, 1 the gate found a new
+// Without FILE it reads reports/out/ginkgo-*.json. When a run was interrupted (Ctrl-C, suite
+// timeout) the pages go to <name>-interrupted.md/.html instead, keeping the previous matrix.
+// Exit status: 0 ok, 1 the gate found a new
 // failure, a newly skipped or a missing spec, 2 bad usage or unreadable input.
 package main
 
@@ -124,6 +126,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// An interrupted run never replaces the matrix of the last complete one: its pages go next
+	// to it as compare-interrupted.md/.html, and the terminal says so.
+	var kept []string
+	if len(m.Interrupted()) > 0 {
+		for _, p := range []*string{mdOut, htmlOut} {
+			if *p == "" {
+				continue
+			}
+			if _, err := os.Stat(*p); err == nil {
+				kept = append(kept, *p)
+			}
+			ext := filepath.Ext(*p)
+			*p = strings.TrimSuffix(*p, ext) + "-interrupted" + ext
+		}
+	}
 	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
 		return fail(err)
 	}
@@ -138,6 +155,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if p != "" {
 				fmt.Fprintln(stdout, "wrote", p)
 			}
+		}
+		if len(kept) > 0 {
+			fmt.Fprintf(stdout, "kept %s: the matrix before this interrupted run\n", strings.Join(kept, " and "))
 		}
 	}
 	if *writeBaseline != "" {
