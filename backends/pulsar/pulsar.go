@@ -1,5 +1,6 @@
 // Package pulsar implements the conformance contract on Apache Pulsar with pulsar-client-go for
-// producing and consuming and the broker's admin REST API for topic lifecycle.
+// producing and consuming and its pulsaradmin package (the broker's admin REST API) for topic
+// lifecycle.
 //
 // Mapping (TrustGraph's): "class:topicspace:topic" -> {persistent|non-persistent}://topicspace/class/topic,
 // persistent for flow and non-persistent for request, response and notify unless

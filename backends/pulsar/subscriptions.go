@@ -9,7 +9,7 @@ import (
 
 var _ backends.SubscriptionDeleter = (*Backend)(nil)
 
-// adminToken is the token admin REST calls send: PULSAR_ADMIN_API_KEY when administration uses
+// adminToken is the token admin calls send: PULSAR_ADMIN_API_KEY when administration uses
 // its own role, else the data path's PULSAR_API_KEY.
 func adminToken(pc Config) string {
 	if pc.AdminAPIKey != "" {
