@@ -30,11 +30,10 @@ func acks(env *Env) {
 				Expect(c.Nack(nctx, r.Got[0])).To(Succeed(), "nack")
 				cancel()
 				again := receivePayload(ctx, c, "a1-nack-me", redeliverWithin, ack)
-				Expect(contains(again.Got, "a1-nack-me")).To(BeTrue(),
+				Expect(payloads(again.Got)).To(ContainElement("a1-nack-me"),
 					"%s: nacked message was not delivered again within %s of the nack; %s", cl, redeliverWithin, again.describe())
 				d := again.Got[len(again.Got)-1]
-				Expect(sameProps(d.Properties, sent.Properties)).To(BeTrue(),
-					"redelivered properties differ: sent %v, got %v (after %s)", sent.Properties, d.Properties, since(nacked))
+				Expect(d.Properties).To(equalProps(sent.Properties), "redelivered properties differ (after %s)", since(nacked))
 			},
 			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
 			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
@@ -52,9 +51,9 @@ func acks(env *Env) {
 			closeNow(ctx, c)
 			c2 := subscribe(ctx, b, topic, sub)
 			again := receivePayload(ctx, c2, "a2-1", redeliverWithin, ack)
-			Expect(contains(again.Got, "a2-1")).To(BeTrue(),
+			Expect(payloads(again.Got)).To(ContainElement("a2-1"),
 				"unacked m2 (a2-1) must come again after reopen (only m1 was acked); %s", again.describe())
-			Expect(contains(again.Got, "a2-0")).To(BeFalse(),
+			Expect(payloads(again.Got)).NotTo(ContainElement("a2-0"),
 				"acked m1 (a2-0) came again after reopen; %s", again.describe())
 		}, SpecTimeout(specTimeout))
 
@@ -68,7 +67,7 @@ func acks(env *Env) {
 			closeNow(ctx, c)
 			c2 := subscribe(ctx, b, topic, sub)
 			again := receivePayload(ctx, c2, "a3-0", redeliverWithin, ack)
-			Expect(contains(again.Got, "a3-0")).To(BeTrue(),
+			Expect(payloads(again.Got)).To(ContainElement("a3-0"),
 				"received-but-unacked a3-0 must be delivered again after close + reopen; %s", again.describe())
 		}, SpecTimeout(specTimeout))
 
@@ -84,7 +83,7 @@ func acks(env *Env) {
 			c2 := subscribe(ctx, b, topic, sub)
 			sendAll(ctx, p, msg("a4-marker", 0))
 			after := receivePayload(ctx, c2, "a4-marker-0", redeliverWithin, ack)
-			Expect(contains(after.Got, "a4-marker-0")).To(BeTrue(), "the marker sent after reopen must arrive; %s", after.describe())
+			Expect(payloads(after.Got)).To(ContainElement("a4-marker-0"), "the marker sent after reopen must arrive; %s", after.describe())
 			Expect(payloads(after.Got)).To(Equal([]string{"a4-marker-0"}),
 				"acked a4-0..a4-2 must not come again after reopen; %s", after.describe())
 		}, SpecTimeout(specTimeout))
@@ -97,9 +96,9 @@ func acks(env *Env) {
 			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
 			Expect(c.Nack(ctx, r.Got[0])).To(Succeed(), "nack")
 			again := receivePayload(ctx, c, "a5-0", redeliverWithin, ack) // acks the redelivery
-			Expect(contains(again.Got, "a5-0")).To(BeTrue(), "nacked a5-0 must come again; %s", again.describe())
+			Expect(payloads(again.Got)).To(ContainElement("a5-0"), "nacked a5-0 must come again; %s", again.describe())
 			quiet := receiveFor(ctx, c, quietFor*2, ack)
-			Expect(contains(quiet.Got, "a5-0")).To(BeFalse(),
+			Expect(payloads(quiet.Got)).NotTo(ContainElement("a5-0"),
 				"a5-0 was acked after its redelivery but came again within %s; %s", quietFor*2, quiet.describe())
 		}, SpecTimeout(specTimeout))
 	})

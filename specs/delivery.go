@@ -1,7 +1,6 @@
 package specs
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -39,10 +38,9 @@ func delivery(env *Env) {
 			Expect(r.Got).To(HaveLen(len(sent)), "expected the %d sent messages; %s", len(sent), r.describe())
 			for i, m := range sent {
 				d := r.Got[i]
-				Expect(bytes.Equal(d.Payload, m.Payload)).To(BeTrue(),
-					"message %d: payload changed in transit or messages came out of send order: sent %d bytes %q, received %d bytes %q", i, len(m.Payload), m.Payload, len(d.Payload), d.Payload)
-				Expect(sameProps(d.Properties, m.Properties)).To(BeTrue(),
-					"message %d: properties changed in transit: sent %v, received %v", i, m.Properties, d.Properties)
+				Expect(d.Payload).To(Equal(m.Payload),
+					"message %d: payload changed in transit or messages came out of send order: sent %d bytes, received %d bytes", i, len(m.Payload), len(d.Payload))
+				Expect(d.Properties).To(equalProps(m.Properties), "message %d: properties changed in transit", i)
 				Expect(d.Topic).To(Equal(topic), "message %d: Delivery.Topic", i)
 			}
 		}, SpecTimeout(specTimeout))
@@ -60,7 +58,7 @@ func delivery(env *Env) {
 					sendAll(ctx, p, m)
 					sentAfter := time.Since(returned).Round(time.Microsecond)
 					r := receivePayload(ctx, c, string(m.Payload), arriveWithin, ack)
-					Expect(contains(r.Got, string(m.Payload))).To(BeTrue(),
+					Expect(payloads(r.Got)).To(ContainElement(string(m.Payload)),
 						"%s message sent %s after Consumer() returned did not arrive within %s (round %d); %s",
 						cl, sentAfter, arriveWithin, round, r.describe())
 					closeNow(ctx, c)
@@ -116,7 +114,7 @@ func delivery(env *Env) {
 			sent := batch("d4", n)
 			sendAll(ctx, p, sent...)
 			r := receiveN(ctx, c, n, 60*time.Second, ack)
-			Expect(payloads(r.Got)).To(Equal(msgPayloads(sent)), "expected %d messages in send order; %s", n, r.describe())
+			Expect(payloads(r.Got)).To(equalSequence(msgPayloads(sent)), "expected %d messages in send order; %s", n, r.describe())
 		}, SpecTimeout(specTimeout))
 
 		Behaviour("D5", func(ctx SpecContext) {
@@ -129,7 +127,8 @@ func delivery(env *Env) {
 			r := receiveN(ctx, c, 1, arriveWithin*2, ack)
 			Expect(r.Got).To(HaveLen(1), "expected the 5 MiB message; %d arrived within %s (%v)", len(r.Got), r.Waited, r.LastErr)
 			Expect(len(r.Got[0].Payload)).To(Equal(len(big)), "payload size")
-			Expect(bytes.Equal(r.Got[0].Payload, big)).To(BeTrue(), "5 MiB payload bytes differ after the round trip")
+			Expect(firstDifference(r.Got[0].Payload, big)).To(Equal(-1),
+				"5 MiB payload bytes differ after the round trip, first at the byte offset shown")
 		}, SpecTimeout(specTimeout))
 
 		Behaviour("D6", func(ctx SpecContext) {
@@ -156,7 +155,7 @@ func delivery(env *Env) {
 			took := time.Since(start)
 			cancel()
 			Expect(err).To(HaveOccurred(), "Receive on an empty topic returned a message %q instead of timing out", d.Payload)
-			Expect(isTimeout(err)).To(BeTrue(), "Receive ended with %v after %s; expected an error wrapping backends.ErrTimeout", err, took)
+			Expect(err).To(MatchError(backends.ErrTimeout), "Receive ended with %v after %s; expected an error wrapping backends.ErrTimeout", err, took)
 			Expect(took).To(BeNumerically("<", deadline+slack), "Receive with a %s deadline returned only after %s", deadline, took)
 			Expect(took).To(BeNumerically(">=", deadline-100*time.Millisecond), "Receive returned after %s, before its %s deadline", took, deadline)
 
@@ -167,7 +166,7 @@ func delivery(env *Env) {
 			_, err = c.Receive(cctx)
 			took = time.Since(start)
 			cancelNow()
-			Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "Receive after cancel ended with %v; expected context.Canceled", err)
+			Expect(err).To(MatchError(context.Canceled), "Receive after cancel ended with %v; expected context.Canceled", err)
 			Expect(took).To(BeNumerically("<", 300*time.Millisecond+slack), "Receive cancelled at 300ms returned only after %s", took)
 		}, SpecTimeout(time.Minute))
 	})

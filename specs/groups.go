@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -153,13 +154,7 @@ func receiveAll(ctx context.Context, cs []backends.Consumer, want []string, with
 	return per, time.Since(start).Round(time.Millisecond)
 }
 
-func flatten(per [][]backends.Delivery) []backends.Delivery {
-	var out []backends.Delivery
-	for _, ds := range per {
-		out = append(out, ds...)
-	}
-	return out
-}
+func flatten(per [][]backends.Delivery) []backends.Delivery { return slices.Concat(per...) }
 
 // perConsumer summarises what each consumer received.
 func perConsumer(per [][]backends.Delivery) string {

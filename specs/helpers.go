@@ -4,8 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -266,11 +267,11 @@ func missing(want []string, got map[string]int) []string {
 	return out
 }
 
-// duplicated lists the payloads that arrived more than once.
+// duplicated lists the payloads that arrived more than once, sorted.
 func duplicated(got map[string]int) []string {
 	var out []string
-	for p, n := range got {
-		if n > 1 {
+	for _, p := range slices.Sorted(maps.Keys(got)) {
+		if n := got[p]; n > 1 {
 			out = append(out, fmt.Sprintf("%s x%d", p, n))
 		}
 	}
@@ -279,29 +280,8 @@ func duplicated(got map[string]int) []string {
 
 // contains reports whether payload p arrived.
 func contains(ds []backends.Delivery, p string) bool {
-	for _, d := range ds {
-		if string(d.Payload) == p {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ds, func(d backends.Delivery) bool { return string(d.Payload) == p })
 }
 
 // since formats the time since start for failure messages.
 func since(start time.Time) time.Duration { return time.Since(start).Round(time.Millisecond) }
-
-// isTimeout reports whether err is the contract's timeout.
-func isTimeout(err error) bool { return errors.Is(err, backends.ErrTimeout) }
-
-// sameProps compares property maps, nil and empty being equal.
-func sameProps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}

@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -83,7 +82,7 @@ func lifecycle(env *Env) {
 				check := func(call string, err error) {
 					GinkgoHelper()
 					Expect(err).To(HaveOccurred(), "%s(%q) must fail", call, bad)
-					Expect(errors.Is(err, backends.ErrInvalidTopic)).To(BeTrue(),
+					Expect(err).To(MatchError(backends.ErrInvalidTopic),
 						"%s(%q) failed with %q; expected an error wrapping backends.ErrInvalidTopic", call, bad, err)
 				}
 				check("CreateTopic", b.CreateTopic(cctx, bad))

@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -48,7 +47,7 @@ func security(env *Env) {
 				err := call(cctx)
 				took := since(start)
 				Expect(err).To(HaveOccurred(), "%s with bad credentials succeeded (after %s)", what, took)
-				Expect(errors.Is(err, backends.ErrAuth)).To(BeTrue(),
+				Expect(err).To(MatchError(backends.ErrAuth),
 					"%s with bad credentials failed after %s with %q; expected an error wrapping backends.ErrAuth (a timeout means it hung)", what, took, err)
 			}
 			var bad backends.Backend
@@ -62,7 +61,7 @@ func security(env *Env) {
 			cancel()
 			if err != nil {
 				// Refusing at construction covers admin, producer and consumer at once.
-				Expect(errors.Is(err, backends.ErrAuth)).To(BeTrue(),
+				Expect(err).To(MatchError(backends.ErrAuth),
 					"opening with bad credentials failed with %q; expected an error wrapping backends.ErrAuth", err)
 				return
 			}
