@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -55,7 +54,7 @@ func deliveryMore(env *Env) {
 				c := subscribe(ctx, b, topic, unique("d9"), backends.WithPosition(backends.Latest))
 				sendAll(ctx, p, msg("d9-after", 0))
 				r := receivePayload(ctx, c, "d9-after-0", arriveWithin, ack)
-				Expect(contains(r.Got, "d9-after-0")).To(BeTrue(), "the message sent after Consumer() returned must arrive; %s", r.describe())
+				Expect(payloads(r.Got)).To(ContainElement("d9-after-0"), "the message sent after Consumer() returned must arrive; %s", r.describe())
 				more := receiveFor(ctx, c, quietFor, ack)
 				all := append(r.Got, more.Got...)
 				var early []string
@@ -105,7 +104,7 @@ func acksUnknown(env *Env) {
 					cctx, cancel := context.WithTimeout(ctx, callWithin)
 					err := op.call(cctx, tc.d)
 					cancel()
-					Expect(errors.Is(err, backends.ErrUnknownDelivery)).To(BeTrue(),
+					Expect(err).To(MatchError(backends.ErrUnknownDelivery),
 						"%s of %s on consumer 1 must fail with ErrUnknownDelivery; got %v", op.name, tc.what, err)
 				}
 			}
@@ -114,7 +113,7 @@ func acksUnknown(env *Env) {
 			closeNow(ctx, c1)
 			again := subscribe(ctx, b, t1, sub1)
 			r := receivePayload(ctx, again, "a8-one-0", redeliverWithin, ack)
-			Expect(contains(r.Got, "a8-one-0")).To(BeTrue(),
+			Expect(payloads(r.Got)).To(ContainElement("a8-one-0"),
 				"consumer 1's own unacked message must come again after reopen (an Ack meant for another delivery acknowledged it?); %s", r.describe())
 			Expect(c2.Ack(ctx, theirs)).To(Succeed(), "consumer 2 acks its own delivery")
 		}, SpecTimeout(specTimeout))
@@ -198,7 +197,7 @@ func lifecycleMore(env *Env) {
 				defer cancel()
 				start := time.Now()
 				err := call(cctx)
-				Expect(errors.Is(err, backends.ErrClosed)).To(BeTrue(),
+				Expect(err).To(MatchError(backends.ErrClosed),
 					"%s after Close must fail at once with ErrClosed; got %v after %s", what, err, since(start))
 			}
 			expectClosed("Receive", func(ctx context.Context) error { _, err := c.Receive(ctx); return err })
@@ -239,13 +238,13 @@ func lifecycleMore(env *Env) {
 			start := time.Now()
 			_, err = c.Receive(rctx)
 			cancel()
-			Expect(errors.Is(err, backends.ErrClosed)).To(BeTrue(),
+			Expect(err).To(MatchError(backends.ErrClosed),
 				"Receive on a consumer of a closed backend must fail at once with ErrClosed; got %v after %s", err, since(start))
 			sctx, cancel := context.WithTimeout(ctx, closedWithin)
 			start = time.Now()
 			err = p.Send(sctx, msg("l10", 0))
 			cancel()
-			Expect(errors.Is(err, backends.ErrClosed)).To(BeTrue(),
+			Expect(err).To(MatchError(backends.ErrClosed),
 				"Send on a producer of a closed backend must fail at once with ErrClosed; got %v after %s", err, since(start))
 		}, SpecTimeout(specTimeout))
 	})
