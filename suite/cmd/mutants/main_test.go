@@ -173,13 +173,19 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := options{bases: []string{"nosuch"}, moduleRoot: root}
+	// Bad input must be refused before anything runs; should it run, its files go to a temp
+	// dir, never into the source tree (a nosuch/run.log was once committed that way).
+	dir := t.TempDir()
+	o := options{bases: []string{"nosuch"}, moduleRoot: root, out: filepath.Join(dir, "mutants.md"), reportDir: dir}
 	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "not a registered backend") {
 		t.Errorf("unknown base: err %v", err)
 	}
-	o = options{bases: []string{"kafka"}, variants: []string{"nosuch"}, moduleRoot: root}
+	o = options{bases: []string{"kafka"}, variants: []string{"nosuch"}, moduleRoot: root, out: filepath.Join(dir, "mutants.md"), reportDir: dir}
 	if _, err := run(context.Background(), o, io.Discard); err == nil || !strings.Contains(err.Error(), "applies to none") {
 		t.Errorf("unknown variant: err %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("bad input left files behind: %v", entries)
 	}
 }
 
