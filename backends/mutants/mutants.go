@@ -133,16 +133,6 @@ var Catalogue = []Variant{
 	},
 }
 
-// Lookup finds a variant by name in Catalogue (the first of that name; see LookupFor).
-func Lookup(name string) (Variant, bool) {
-	for _, v := range Catalogue {
-		if v.Name == name {
-			return v, true
-		}
-	}
-	return Variant{}, false
-}
-
 // LookupFor finds the variant of that name that applies to base: one defect may have a
 // different implementation per base (close-unsubscribes on memory and on the brokers).
 func LookupFor(base, name string) (Variant, bool) {

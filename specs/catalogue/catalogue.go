@@ -1,5 +1,5 @@
 // Package catalogue is the behaviour catalogue: the one machine-readable list of what every
-// backend must do (DESIGN.md §4). Everything else derives from this table:
+// backend must do (README.md, "The behaviour catalogue"). Everything else derives from this table:
 //
 //   - the specs (package specs) implement each entry once, under its ID, through
 //     specs.Behaviour / specs.BehaviourTable, which take the spec text and Ginkgo labels from here
