@@ -18,6 +18,9 @@
 //     an error wrapping ErrTimeout (deadline) or context.Canceled. [C-LIFE-5]
 //   - Nothing panics on bad input: it returns an error wrapping one of the sentinels below.
 //     [C-LIFE-6]
+//   - Producers and Consumers outlive a broker restart: they reconnect by themselves, and a
+//     message sent after the restart through a producer opened before it reaches a consumer
+//     opened before it. [C-LIFE-7]
 package backends
 
 import (

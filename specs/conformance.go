@@ -29,6 +29,7 @@ func Conformance(env *Env) bool {
 		acksOutOfOrder(env)
 		acksUnknown(env)
 		restart(env)
+		restartMore(env)
 		retention(env)
 		lifecycle(env)
 		lifecycleMore(env)

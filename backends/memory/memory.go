@@ -42,7 +42,9 @@ type Broker struct {
 	changed chan struct{} // closed and replaced on every change that may unblock a Receive
 	conns   map[*Backend]struct{}
 	seq     atomic.Int64 // unique ids for unique-mode subscriptions and deliveries
-	now     func() time.Time
+	// restarts counts Restart calls (the restart-strands-consumers variant reads it).
+	restarts atomic.Int64
+	now      func() time.Time
 }
 
 // NewBroker returns an empty broker.
@@ -91,6 +93,7 @@ func (b *Broker) broadcast() {
 func (b *Broker) Restart() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.restarts.Add(1)
 	for _, tp := range b.topics {
 		for _, s := range tp.subs {
 			for off := range s.pending {

@@ -72,6 +72,21 @@ func init() {
 			Wrap:   func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
 		},
 		mutants.Variant{
+			Name:    "restart-strands-consumers",
+			Catches: []string{"R6"},
+			Defect:  "consumers opened before a broker restart never receive again: the client does not resubscribe after reconnecting",
+			Bases:   []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				mb, ok := b.(*Backend)
+				if !ok {
+					return b
+				}
+				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
+					return &stranded{Consumer: c, broker: mb.broker, at: mb.broker.restarts.Load()}
+				})
+			},
+		},
+		mutants.Variant{
 			Name:   "accepts-invalid-topics",
 			Defect: "invalid topic strings are silently mapped to a flow topic instead of rejected",
 			Bases:  []string{Name},
@@ -257,4 +272,19 @@ func (l *lazyConsumer) Close(ctx context.Context) error {
 		return nil
 	}
 	return l.c.Close(ctx)
+}
+
+// stranded receives nothing once its broker restarted after the consumer was made.
+type stranded struct {
+	backends.Consumer
+	broker *Broker
+	at     int64
+}
+
+func (c *stranded) Receive(ctx context.Context) (backends.Delivery, error) {
+	if c.broker.restarts.Load() != c.at {
+		<-ctx.Done()
+		return backends.Delivery{}, backends.CtxErr(ctx, "receive")
+	}
+	return c.Consumer.Receive(ctx)
 }

@@ -69,6 +69,19 @@ func init() {
 			Wrap:    func(b backends.Backend) backends.Backend { return &closeOnce{Backend: b} },
 		},
 		Variant{
+			Name:    "reconnect-stalls",
+			Catches: []string{"R6"},
+			Defect:  "clients wait ten minutes before reconnecting to a broker that went away (reconnect backoff misconfigured), so producers and consumers opened before a broker restart stall",
+			// Kafka: librdkafka's reconnect.backoff(.max).ms, through the ordinary passthrough.
+			Declared: true,
+			Configure: func(cfg *backends.Config) {
+				*cfg = cfg.WithSettings(map[string]string{
+					"KAFKA_CONFIG_RECONNECT_BACKOFF_MS":     "600000",
+					"KAFKA_CONFIG_RECONNECT_BACKOFF_MAX_MS": "600000",
+				})
+			},
+		},
+		Variant{
 			Name:    "backend-close-orphans",
 			Catches: []string{"L10"},
 			Defect:  "closing the Backend leaves its producers and consumers hanging: Receive waits out its context, Send reports success",
