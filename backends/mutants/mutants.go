@@ -34,6 +34,9 @@ type Variant struct {
 	Wrap func(backends.Backend) backends.Backend
 	// Configure adjusts the base backend's Config to produce the defect; nil when Wrap does the job.
 	Configure func(*backends.Config)
+	// Open, when set, builds the defective backend itself from the base's Config (Configure and
+	// Wrap are then unused): for defects that mix a working and a misconfigured client.
+	Open func(ctx context.Context, cfg backends.Config) (backends.Backend, error)
 	// Bases lists the base backends the variant applies to; nil: see Declared. For variants
 	// that belong to one backend's own package (the reference backend's, backends/memory).
 	Bases []string
@@ -182,6 +185,9 @@ func RegisterAll() {
 			d.Description = "known-bad variant of " + base.Name + ": " + v.Defect
 			d.New = func(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 				cfg.Backend = d.Base
+				if v.Open != nil {
+					return v.Open(ctx, cfg)
+				}
 				if v.Configure != nil {
 					v.Configure(&cfg)
 				}

@@ -80,8 +80,14 @@ func TestOneVariantPerNameAndBase(t *testing.T) {
 				t.Errorf("%s: two variants named %s", base, v.Name)
 			}
 			seen[v.Name] = true
-			if (v.Wrap == nil) == (v.Configure == nil) {
-				t.Errorf("%s~%s: exactly one of Wrap and Configure must be set", base, v.Name)
+			set := 0
+			for _, f := range []bool{v.Wrap != nil, v.Configure != nil, v.Open != nil} {
+				if f {
+					set++
+				}
+			}
+			if set != 1 {
+				t.Errorf("%s~%s: exactly one of Wrap, Configure and Open must be set", base, v.Name)
 			}
 		}
 		for _, name := range []string{"nack-noop", "ack-commits-position", "exists-always-true", "ready-poll-discards",

@@ -70,7 +70,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
 	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{}}
-	if !r.persistent {
+	if !r.persistent && !b.noWait {
 		if err := b.waitPermits(ctx, r, subName, consumerName); err != nil {
 			pc.Close()
 			return nil, fmt.Errorf("%s: %w", what, err)

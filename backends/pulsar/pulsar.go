@@ -51,6 +51,7 @@ type Backend struct {
 	name      string
 	allPers   bool
 	nackDelay time.Duration
+	noWait    bool // PULSAR_CONSUMER_NO_WAIT
 	admin     *admin
 	client    pulsar.Client
 	clusters  []string
@@ -141,6 +142,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		name:      name,
 		allPers:   pc.AllPersistent,
 		nackDelay: nack,
+		noWait:    pc.ConsumerNoWait,
 		admin:     adm,
 		client:    client,
 		clusters:  clusters,

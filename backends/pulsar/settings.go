@@ -18,10 +18,10 @@ var Descriptor = backends.Descriptor{
 	New:         New,
 	Env: []string{
 		"PULSAR_HOST", "PULSAR_ADMIN_URL", "PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY", "PULSAR_TLS_TRUST_CERTS_FILE",
-		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY",
+		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY", "PULSAR_CONSUMER_NO_WAIT",
 	},
 	Secret:   []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
-	Variants: []string{"close-unsubscribes", "auth-admin-only"},
+	Variants: []string{"close-unsubscribes", "auth-admin-only", "permits-race-1in20"},
 }
 
 // PersistentDescriptor is the registration with every class on persistent topics.
@@ -30,6 +30,8 @@ var PersistentDescriptor = func() backends.Descriptor {
 	d.Name = "pulsar-persistent"
 	d.Description = "Apache Pulsar via pulsar-client-go; every class on persistent topics"
 	d.Settings = map[string]string{"PULSAR_ALL_PERSISTENT": "true"}
+	// Every topic is persistent: there are no permits to race for.
+	d.Variants = []string{"close-unsubscribes", "auth-admin-only"}
 	return d
 }()
 
@@ -49,6 +51,10 @@ type Config struct {
 	AllPersistent bool
 	// NackRedeliveryDelay is the native negative-ack delay (PULSAR_NACK_REDELIVERY_DELAY); 0 means 1s.
 	NackRedeliveryDelay time.Duration
+	// ConsumerNoWait (PULSAR_CONSUMER_NO_WAIT=true) lets Consumer return on a non-persistent
+	// topic as soon as Subscribe did, before the broker granted the consumer permits: a faster
+	// start that loses what is sent in between (breaks D2), as KAFKA_CONSUMER_NO_WAIT does.
+	ConsumerNoWait bool
 }
 
 // ParseConfig reads the Pulsar settings (TrustGraph's names, see Config's fields) and rejects
@@ -68,6 +74,13 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: PULSAR_ALL_PERSISTENT=%q is not a boolean", backends.ErrInvalidConfig, v)
 		}
 		c.AllPersistent = b
+	}
+	if v := s["PULSAR_CONSUMER_NO_WAIT"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: PULSAR_CONSUMER_NO_WAIT=%q is not a boolean", backends.ErrInvalidConfig, v)
+		}
+		c.ConsumerNoWait = b
 	}
 	if v := s["PULSAR_NACK_REDELIVERY_DELAY"]; v != "" {
 		d, err := time.ParseDuration(v)
