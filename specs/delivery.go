@@ -51,7 +51,7 @@ func delivery(env *Env) {
 				// A race that loses one subscription in twenty must not pass: every entry opens
 				// streams x rounds fresh subscriptions, the streams concurrently, each sending its
 				// own message the moment its Consumer() returned.
-				const streams, rounds = 8, 5
+				const streams, rounds = 12, 3
 				topic := newTopic(cl, "d2")
 				p := produce(ctx, b, topic)
 				var mu sync.Mutex
