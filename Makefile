@@ -13,7 +13,10 @@ GO       ?= go
 GINKGO   ?= $(GO) tool ginkgo
 comma    := ,
 space    := $(subst ,, )
-BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),kafka pulsar pulsar-persistent)
+# Default: every registered backend that is neither the reference nor a known-bad variant, as
+# backends/all registers them; asked once, and only by the targets that use BACKENDS.
+BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),$(REGISTERED_BACKENDS))
+REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(shell $(GO) run ./backends/cmd/backends -conformance))$(REGISTERED_BACKENDS)
 # Parallel Ginkgo processes of the self-test: every spec uses its own topics and subscriptions.
 PROCS        ?= 2
 # Parallel Ginkgo processes of the conformance run (all backends in one run): specs mostly wait
@@ -120,7 +123,7 @@ conformance: setup
 
 ## mutants: one suite run per base (the unmodified base and all its known-bad variants in it);
 ## fails if a variant survives or the base fails anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b.
-MUTANT_BASES    ?= kafka,pulsar,pulsar-persistent
+MUTANT_BASES    ?= # empty: every registered conformance backend
 MUTANT_VARIANTS ?=
 # Most variant specs fail by waiting out their bound: more processes wait in parallel.
 MUTANT_PROCS    ?= 4

@@ -231,6 +231,20 @@ func Descriptors(variants bool) []Descriptor {
 	return out
 }
 
+// ConformanceNames lists the registered backends whose results are conformance results: neither
+// the in-process reference nor a known-bad variant. It is the default of every run that tests
+// "the backends" (make conformance, make mutants, make bench), so a registration is all it takes
+// to be among them.
+func ConformanceNames() []string {
+	var out []string
+	for _, d := range Descriptors(false) {
+		if !d.Reference {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
 // Lookup returns the descriptor registered as name, or an error wrapping ErrUnknownBackend that
 // lists the known names.
 func Lookup(name string) (Descriptor, error) {

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,10 @@ func TestRegistryLookupAndOpen(t *testing.T) {
 	}
 	if n := len(Descriptors(true)) - len(Descriptors(false)); n != 1 {
 		t.Errorf("Descriptors: %d variants; want 1", n)
+	}
+	Register(Descriptor{Name: "regtest-ref", Reference: true, New: nop})
+	if got := ConformanceNames(); !slices.Equal(got, []string{"regtest-a", "regtest-b"}) {
+		t.Errorf("ConformanceNames = %v; want the two that are neither reference nor variant", got)
 	}
 	// Open passes the config and lays the registration's fixed settings over it.
 	cfg := Config{Backend: "regtest-b", Settings: map[string]string{"HOST": "h:1", "FIXED": "env"}}

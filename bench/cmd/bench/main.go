@@ -4,8 +4,8 @@
 //
 //	go run ./bench/cmd/bench [-backends kafka,pulsar] [-out reports/out] [-smoke] [-no-raw]
 //
-// Backends are any registered names (PUBSUB_BACKENDS when -backends is not given; default
-// kafka,pulsar,pulsar-persistent); brokers are started once per kind by the provider
+// Backends are any registered names (PUBSUB_BACKENDS when -backends is not given; default every
+// registered conformance backend, backends.ConformanceNames); brokers are started once per kind by the provider
 // PUBSUB_BROKERS selects, as the suite does, and stopped at the end (also on Ctrl-C).
 // Exit status: 0 all workloads ran, 1 some failed (see the errors in the JSON), 2 bad usage or
 // no broker.
@@ -44,7 +44,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	names := fs.String("backends", "", "comma-separated registered backends (default $PUBSUB_BACKENDS, else kafka,pulsar,pulsar-persistent)")
+	names := fs.String("backends", "", "comma-separated registered backends (default $PUBSUB_BACKENDS, else every registered conformance backend)")
 	out := fs.String("out", "reports/out", "directory for bench-<backend>.json")
 	smoke := fs.Bool("smoke", false, "a few seconds per workload instead of the full plan (numbers mean nothing)")
 	noRaw := fs.Bool("no-raw", false, "skip the raw client baselines")
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	sel := *names
 	if sel == "" && os.Getenv("PUBSUB_BACKENDS") == "" {
-		sel = "kafka,pulsar,pulsar-persistent"
+		sel = strings.Join(backends.ConformanceNames(), ",")
 	}
 	selected, err := suite.Selected(sel, os.Getenv)
 	if err != nil {

@@ -6,7 +6,7 @@
 //
 // It exits non-zero when a variant survives or the unmodified base fails anything.
 //
-//	go run ./suite/cmd/mutants                       # kafka, pulsar, pulsar-persistent
+//	go run ./suite/cmd/mutants                       # every registered conformance backend
 //	go run ./suite/cmd/mutants -bases memory         # fast: the reference, no broker
 //	go run ./suite/cmd/mutants -bases kafka -variants nack-noop,latest-race
 package main
@@ -52,7 +52,7 @@ type options struct {
 func main() {
 	var o options
 	var bases, variants string
-	flag.StringVar(&bases, "bases", "kafka,pulsar,pulsar-persistent", "comma-separated base backends (memory: the fast reference run)")
+	flag.StringVar(&bases, "bases", "", "comma-separated base backends (default: every registered conformance backend; memory: the fast reference run)")
 	flag.StringVar(&variants, "variants", "", "comma-separated variants to run (default: every variant that applies to a base)")
 	flag.IntVar(&o.procs, "procs", 2, "parallel Ginkgo processes per base run")
 	flag.StringVar(&o.labelFilter, "label-filter", "", "extra Ginkgo label filter, ANDed with the default (no slow specs; S1 only where it can kill)")
@@ -61,6 +61,9 @@ func main() {
 	flag.BoolVar(&o.reportOnly, "report-only", false, "run nothing: rebuild the report from the per-base reports of earlier runs (e.g. after re-running one base)")
 	flag.Parse()
 	o.bases = splitList(bases)
+	if len(o.bases) == 0 {
+		o.bases = backends.ConformanceNames()
+	}
 	o.variants = splitList(variants)
 
 	root, err := modroot.Find()

@@ -1,0 +1,42 @@
+// Command backends lists the registered backends (backends/all): name, broker kind and
+// description, one per line; with -conformance only the names whose results are conformance
+// results (neither the reference nor a known-bad variant), space-separated, which is the
+// Makefile's default BACKENDS.
+//
+//	go run ./backends/cmd/backends
+//	go run ./backends/cmd/backends -conformance
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pubsub-conformance/harness/backends"
+	_ "github.com/pubsub-conformance/harness/backends/all"
+)
+
+func main() {
+	conformance := flag.Bool("conformance", false, "print only the conformance backends' names, space-separated")
+	flag.Parse()
+	if *conformance {
+		fmt.Println(strings.Join(backends.ConformanceNames(), " "))
+		return
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "BACKEND\tBROKER\tDESCRIPTION")
+	for _, d := range backends.Descriptors(false) {
+		broker := d.Broker
+		if broker == "" {
+			broker = "(in-process)"
+		}
+		desc := d.Description
+		if d.Reference {
+			desc += " [reference: never a conformance result]"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", d.Name, broker, desc)
+	}
+	_ = w.Flush()
+}
