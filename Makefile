@@ -16,7 +16,7 @@ space    := $(subst ,, )
 # Default: every registered backend that is neither the reference nor a known-bad variant, as
 # backends/all registers them; asked once, and only by the targets that use BACKENDS.
 BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),$(REGISTERED_BACKENDS))
-REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(shell $(GO) run ./backends/cmd/backends -conformance))$(REGISTERED_BACKENDS)
+REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(or $$(shell $(GO) run ./backends/cmd/backends -conformance),$$(error cannot list the registered backends: go run ./backends/cmd/backends -conformance failed)))$(REGISTERED_BACKENDS)
 # Parallel Ginkgo processes of the self-test: every spec uses its own topics and subscriptions.
 PROCS        ?= 2
 # Parallel Ginkgo processes of the conformance run (all backends in one run): specs mostly wait
