@@ -122,7 +122,7 @@ func delivery(env *Env) {
 			Entry(nil, backends.ClassNotify, SpecTimeout(specTimeout)),
 		)
 
-		Behaviour("D3", func(ctx SpecContext) {
+		Behaviour("D3", startEarly, func(ctx SpecContext) {
 			const n, senders = 1000, 8
 			topic := newTopic(backends.ClassFlow, "d3")
 			c := subscribe(ctx, b, topic, unique("d3"))

@@ -28,11 +28,12 @@ const (
 )
 
 // Scheduling only, never a result: when a run spreads many specs over processes (make
-// conformance runs every backend in one run with --randomize-all), the specs that wait longest
-// start first, so their waiting overlaps the rest instead of trailing the run.
+// conformance runs every backend in one run with --randomize-all), the specs that take longest
+// start first, longest first, so their waiting overlaps the rest instead of trailing the run.
 const (
-	startFirst = SpecPriority(2) // T3: waits out a broker's retention expiry (~75 s on Pulsar)
-	startEarly = SpecPriority(1) // R4, S1, R5: a private broker or a child process to start
+	startFirst  = SpecPriority(3) // T3: waits out a broker's retention expiry (~75 s on Pulsar)
+	startSecond = SpecPriority(2) // R4: starts a private broker and restarts it (two JVM starts)
+	startEarly  = SpecPriority(1) // S1 (a private auth broker on Pulsar), D3 (1,000 messages), R5 (a child process)
 )
 
 // runID keeps names unique across runs that share an external broker.

@@ -102,7 +102,7 @@ func restart(env *Env) {
 				restarts, len(missing(want, counts(got))), n, r.describe())
 		}, SpecTimeout(3*time.Minute))
 
-		Behaviour("R4", startEarly, func(ctx SpecContext) {
+		Behaviour("R4", startSecond, func(ctx SpecContext) {
 			if env.PrivateBroker == nil {
 				Skip(env.Backend + " suite provides no private broker to restart")
 			}
