@@ -53,11 +53,13 @@ func retention(env *Env) {
 
 			// Each attempt sends a fresh probe and reads a new earliest subscription up to it:
 			// order (D4) means a still-retained old message would arrive before the probe.
-			// Probes come every 15 s, not faster: each probe is a write, and a broker that deletes only
+			// Probes come every 10 s, not faster: each probe is a write, and a broker that deletes only
 			// whole closed segments (Pulsar closes a ledger only after some seconds without
-			// writes, checked periodically) would never close one under 2 s probes. Each
-			// attempt's subscription also stays at its probe, so the segment holding the old
-			// message must end right after the first probe, before the second is written.
+			// writes, checked periodically: within ~3 s with the fixtures' settings) would never
+			// close one under 2 s probes. Each attempt's subscription also stays at its probe, so
+			// the segment holding the old message must end right after the first probe, before
+			// the second is written. (15 s probes made Pulsar's 1 minute floor visible only at
+			// ~80 s; with 10 s it is ~70 s.)
 			attempt := 0
 			var last received
 			Eventually(func(g Gomega) {
@@ -71,7 +73,7 @@ func retention(env *Env) {
 				g.Expect(payloads(last.Got)).To(ContainElement(string(probe.Payload)), "probe must arrive; %s", last.describe())
 				g.Expect(payloads(last.Got)).NotTo(ContainElement("t3-old-0"),
 					"t3-old-0 still delivered %s after it was sent with retention %s", since(sentAt), short)
-			}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(15*time.Second).Should(Succeed(),
+			}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(10*time.Second).Should(Succeed(),
 				"with retention %s, the old message must stop being delivered", short)
 		}, SpecTimeout(5*time.Minute))
 	})

@@ -160,9 +160,9 @@ func (b *Backend) Name() string { return b.name }
 // Unsupported declares what non-persistent topics make impossible; in AllPersistent mode the
 // backend claims the whole contract.
 func (b *Backend) Unsupported() map[backends.Capability]string {
-	// Retention expiry (T3) is claimed: the local fixture closes idle ledgers within ~10 s
+	// Retention expiry (T3) is claimed: the local fixture closes idle ledgers within ~3 s
 	// (idle rollover 5 s, checked with the 5 s topic stats) and trims consumed ones every 2 s,
-	// so a 1 minute retention (the floor for 3 s) visibly expires in about 75 s.
+	// so a 1 minute retention (the floor for 3 s) visibly expires in about 70 s.
 	out := map[backends.Capability]string{}
 	if !b.allPers {
 		out[backends.CapTransientRedelivery] = "request, response and notify map to non-persistent:// topics (TrustGraph's mapping): " +
