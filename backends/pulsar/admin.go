@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -46,7 +47,9 @@ type adminError struct {
 func (e *adminError) Error() string {
 	var re rest.Error
 	errors.As(e.err, &re)
-	return fmt.Sprintf("admin %s: HTTP %d %s", e.op, re.Code, reasonOf(re.Reason))
+	// Without a body pulsaradmin's reason is the status line ("401 Unauthorized").
+	reason := strings.TrimPrefix(reasonOf(re.Reason), strconv.Itoa(re.Code)+" ")
+	return fmt.Sprintf("admin %s: HTTP %d %s", e.op, re.Code, reason)
 }
 
 func (e *adminError) Unwrap() error { return e.err }

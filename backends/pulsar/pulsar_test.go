@@ -377,3 +377,22 @@ func TestAdminBoundedByCtx(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminErrorText(t *testing.T) {
+	for _, c := range []struct {
+		err  rest.Error
+		want string
+	}{
+		{rest.Error{Code: 401, Reason: "401 Unauthorized"}, "admin list clusters: HTTP 401 Unauthorized"},
+		{rest.Error{Code: 409, Reason: "Topic already exists"}, "admin list clusters: HTTP 409 Topic already exists"},
+		{rest.Error{Code: 401, Reason: "<html><head><title>Error 401 Unauthorized</title></head>\n<body>...</body></html>"}, "admin list clusters: HTTP 401 Error 401 Unauthorized"},
+	} {
+		err := wrap(context.Background(), "list clusters", c.err)
+		if err.Error() != c.want {
+			t.Errorf("got %q, want %q", err.Error(), c.want)
+		}
+		if errors.Is(err, backends.ErrAuth) != (c.err.Code == 401) {
+			t.Errorf("%v: ErrAuth mapping wrong", c.err)
+		}
+	}
+}
