@@ -24,7 +24,7 @@ PROCS        ?= 2
 # waiters (SpecPriority in specs/) start first.
 CONFORMANCE_PROCS ?= 6
 GINKGO_FLAGS ?=
-# One backend run never takes longer than this (Ginkgo's suite timeout).
+# The conformance run (all backends) never takes longer than this (Ginkgo's suite timeout).
 SUITE_TIMEOUT ?= 45m
 REPORTS      := reports/out
 # Unit tests: everything but the suite packages, which have their own targets.

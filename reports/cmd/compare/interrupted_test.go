@@ -41,3 +41,29 @@ func TestInterruptedRunKeepsCompleteMatrix(t *testing.T) {
 		}
 	}
 }
+
+// A run whose SynchronizedBeforeSuite failed (here PUBSUB_BROKERS=bogus) has no spec at all:
+// the matrix must still list every catalogue behaviour as not run, with the setup failure as
+// the cause, not come out empty.
+func TestSetupFailedRunListsEveryBehaviourNotRun(t *testing.T) {
+	dir := t.TempDir()
+	kafka := filepath.Join(dir, "ginkgo-kafka.json")
+	copyTo(t, "../../testdata/ginkgo-setup-failed.json", kafka)
+	md := filepath.Join(dir, "c.md")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-md", md, "-html", "", kafka}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| D1 |", "| T3 |", "is not valid; use one of"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("matrix lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(out.String(), " 0 not run") {
+		t.Errorf("no behaviour counted as not run:\n%s", out.String())
+	}
+}

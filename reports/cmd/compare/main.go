@@ -95,9 +95,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if baseline != nil {
 		extra = baseline.IDs()
 	}
-	// Foreign reports alone carry no catalogue ID: no catalogue rows for them.
+	// Foreign reports alone carry no catalogue ID: no catalogue rows for them. A run of our
+	// suite (its Ginkgo JSON, or a meta sidecar) gets them even when no spec ran (a failed or
+	// interrupted SynchronizedBeforeSuite), so every behaviour shows as not run with the cause.
 	useCatalogue := *withCatalogue && slices.ContainsFunc(runs, func(r *reports.Run) bool {
-		return slices.ContainsFunc(r.Cases, func(c reports.Case) bool { _, ok := catalogue.Lookup(c.ID); return ok })
+		return r.Meta != nil || strings.HasSuffix(r.File, ".json") ||
+			slices.ContainsFunc(r.Cases, func(c reports.Case) bool { _, ok := catalogue.Lookup(c.ID); return ok })
 	})
 	if useCatalogue {
 		extra = append(extra, catalogue.IDs()...)
