@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -202,6 +203,14 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		}
 	}
 	var notes []string
+	// Behaviours not run for one shared cause (a failed or interrupted setup) get one line per
+	// backend and cause, not one per behaviour: the cause once, plainly.
+	type group struct {
+		at   int
+		keys []string
+	}
+	notRun := map[string]*group{}
+	var notRunOrder []string
 	for _, r := range m.Rows {
 		for i, c := range r.Cells {
 			if c.Status == Pass {
@@ -211,8 +220,26 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			if r.ID == "" {
 				key = "(" + truncate(r.Key, 30) + ")"
 			}
+			if c.Status == NotRun {
+				g := m.Backends[i].Label + "\x00" + c.Summary()
+				if notRun[g] == nil {
+					notRun[g] = &group{at: len(notes)}
+					notRunOrder = append(notRunOrder, g)
+					notes = append(notes, "")
+				}
+				notRun[g].keys = append(notRun[g].keys, key)
+				continue
+			}
 			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, strings.ToUpper(string(c.Status)), c.Summary()), width))
 		}
+	}
+	for _, g := range notRunOrder {
+		label, why, _ := strings.Cut(g, "\x00")
+		keys := strings.Join(notRun[g].keys, " ")
+		if n := len(notRun[g].keys); n > 3 {
+			keys = fmt.Sprintf("%d behaviours", n)
+		}
+		notes[notRun[g].at] = truncate(fmt.Sprintf("%s %s NOT-RUN: %s", label, keys, why), width)
 	}
 	sb.WriteString("\n")
 	for _, b := range m.Backends {
@@ -237,10 +264,8 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			line += "; " + strings.Join(extra, ", ")
 		}
 		sb.WriteString(truncate(line, width) + "\n")
-		for _, s := range b.Setup {
-			if s.Status == Fail {
-				sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.SetupName(), s.Message), width) + "\n")
-			}
+		for _, s := range setupFailures(b) {
+			sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.SetupName(), s.Message), width) + "\n")
 		}
 	}
 	if len(notes) > 0 {
@@ -298,4 +323,38 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, from, to, width, i
 		}
 		sb.WriteString("\n")
 	}
+}
+
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// setupFailures are b's failed suite nodes for the terminal, each cause once: the other Ginkgo
+// processes only echo process 1's failure ("SynchronizedBeforeSuite failed on Ginkgo parallel
+// process #1", in terminal colours), which says nothing new when process 1's own is there.
+func setupFailures(b *Backend) []Case {
+	var out []Case
+	seen := map[string]bool{}
+	echoes := 0
+	for _, s := range b.Setup {
+		if s.Status != Fail {
+			continue
+		}
+		s.Message = ansiEscape.ReplaceAllString(s.Message, "")
+		if strings.Contains(s.Message, "failed on Ginkgo parallel process #") {
+			echoes++
+			continue
+		}
+		if !seen[s.SetupName()+s.Message] {
+			seen[s.SetupName()+s.Message] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 && echoes > 0 { // only echoes: keep one, it is all there is
+		for _, s := range b.Setup {
+			if s.Status == Fail {
+				s.Message = ansiEscape.ReplaceAllString(s.Message, "")
+				return append(out, s)
+			}
+		}
+	}
+	return out
 }

@@ -66,4 +66,13 @@ func TestSetupFailedRunListsEveryBehaviourNotRun(t *testing.T) {
 	if strings.Contains(out.String(), " 0 not run") {
 		t.Errorf("no behaviour counted as not run:\n%s", out.String())
 	}
+	// The terminal says the cause once: one setup line (not the other processes' colour-coded
+	// echoes of it) and one not-run line for all behaviours.
+	term := out.String()
+	if n := strings.Count(term, "start brokers: choose broker provider"); n != 2 {
+		t.Errorf("the cause appears %d times, want 2 (setup failure, not-run line):\n%s", n, term)
+	}
+	if strings.Contains(term, "parallel process #1") || strings.Contains(term, "\x1b[") {
+		t.Errorf("echo or colour codes in the terminal summary:\n%s", term)
+	}
 }
