@@ -1,0 +1,247 @@
+"""What the three TrustGraph adapters share: settings -> TrustGraph's factory
+parameters, the message schema, delivery ids, and the labelling of TrustGraph's
+exceptions with the contract's error codes.
+
+Nothing here adds behaviour to TrustGraph: no waits, retries, polling, caches of
+messages or emulated features. A contract call TrustGraph has no API for raises
+``Internal`` naming what is missing, so the spec that needs it fails with that
+message (a true result for TrustGraph's code).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional
+
+from pubsub_adapter import Delivery, Mode, errors
+from pubsub_adapter.topics import default_mode, default_retention
+
+
+@dataclass
+class Payload:
+    """The schema every adapter producer and consumer is created with.
+
+    TrustGraph's backends only carry dataclass instances (``create_producer(topic,
+    schema)``); they serialise with trustgraph.base.serialization.dataclass_to_dict,
+    which turns a ``bytes`` field into a UTF-8 string inside JSON, and back with
+    dict_to_dataclass. So the contract's payload travels as TrustGraph carries any
+    bytes field of its own schemas: bytes that are not valid UTF-8 cannot be sent
+    (dataclass_to_dict raises UnicodeDecodeError), and the reported error says so.
+    """
+
+    data: bytes = b""
+
+
+# TrustGraph's environment names -> the keyword its factory (pubsub.get_pubsub /
+# get_async_pubsub) reads, and the value pubsub.py uses when the variable is unset.
+# pubsub.py reads these from os.environ at import time (DEFAULT_*) and add_pubsub_args
+# exposes them as --pulsar-host etc.; a Backend here gets them from Config.settings
+# instead, because one adapter process may open Backends with different settings (S1).
+TG_SETTINGS = {
+    "PULSAR_HOST": ("pulsar_host", "pulsar://pulsar:6650"),
+    "PULSAR_API_KEY": ("pulsar_api_key", None),
+    "PULSAR_ADMIN_URL": ("pulsar_admin_url", "http://pulsar:8080"),
+    "PULSAR_LISTENER": ("pulsar_listener", None),  # CLI only in TrustGraph (--pulsar-listener)
+    "KAFKA_BOOTSTRAP_SERVERS": ("kafka_bootstrap_servers", "kafka:9092"),
+    "KAFKA_SECURITY_PROTOCOL": ("kafka_security_protocol", "PLAINTEXT"),
+    "KAFKA_SASL_MECHANISM": ("kafka_sasl_mechanism", None),
+    "KAFKA_SASL_USERNAME": ("kafka_sasl_username", None),
+    "KAFKA_SASL_PASSWORD": ("kafka_sasl_password", None),
+}
+
+SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD"}
+
+
+def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
+    """The keyword arguments TrustGraph's factory gets for these settings, as a
+    TrustGraph processor builds them (pubsub_backend=<kind> plus the connection
+    options of add_pubsub_args). Settings TrustGraph has no name for are reported on
+    stderr and not used: TrustGraph would not see them either."""
+    prefix = kind.upper() + "_"
+    params: Dict[str, Any] = {"pubsub_backend": kind}
+    for env, (key, unset) in TG_SETTINGS.items():
+        if env.startswith(prefix):
+            params[key] = settings.get(env, unset)
+    ignored = sorted(k for k in settings if k not in TG_SETTINGS)
+    if ignored:
+        print(f"trustgraph-{kind}: settings TrustGraph has no option for, not used: "
+              + ", ".join(ignored), file=sys.stderr, flush=True)
+    return params
+
+
+def describe(params: Mapping[str, Any]) -> str:
+    """params for a log line, secrets masked."""
+    masked = {k: ("***" if v and k in ("pulsar_api_key", "kafka_sasl_password") else v)
+              for k, v in params.items()}
+    return ", ".join(f"{k}={v}" for k, v in masked.items())
+
+
+def topic_class(topic: str) -> str:
+    """The class TrustGraph derives from a topic string (its own rule: the part
+    before the first ':', 'flow' when there is none)."""
+    return topic.split(":", 1)[0] if ":" in topic else "flow"
+
+
+def check_mode(topic: str, mode: Mode) -> None:
+    """TrustGraph's create_consumer has no subscription-mode option: the class decides
+    (flow/request shared, response/notify unique). A request for the class's own
+    mode is that; any other is a feature TrustGraph lacks."""
+    if mode == Mode.DEFAULT:
+        return
+    cls = topic_class(topic)
+    if cls in ("flow", "request", "response", "notify") and mode == default_mode(cls):
+        return
+    raise errors.Internal(
+        f"TrustGraph has no subscription-mode option: create_consumer(topic, subscription, schema, "
+        f"initial_position) takes the mode from the topic class ({cls!r} -> "
+        f"{default_mode(cls).value if cls in ('flow', 'request', 'response', 'notify') else '?'}), "
+        f"so mode {mode.value!r} cannot be asked for")
+
+
+def check_retention(topic: str, retention: Optional[float], overrides: Mapping[str, float]) -> None:
+    """TrustGraph's create_topic(topic) takes no retention: its backends fix it per
+    class (Kafka: retention.ms 7 days for flow, 5 minutes otherwise; Pulsar: the
+    namespace's). A retention other than the class default cannot be asked for."""
+    cls = topic_class(topic)
+    want = retention if retention is not None else overrides.get(cls)
+    if want is None or cls not in ("flow", "request", "response", "notify"):
+        return
+    if abs(want - default_retention(cls)) > 1e-6:
+        raise errors.Internal(
+            f"TrustGraph's create_topic(topic) has no retention parameter: it cannot create "
+            f"{topic!r} with a retention of {want:g}s (its class default is {default_retention(cls):g}s)")
+
+
+NO_RETENTION_READ = (
+    "TrustGraph has no call that reads a topic's retention back from the broker: its "
+    "backends expose create_topic, delete_topic, topic_exists and ensure_topic only")
+
+NO_RETENTION_PARAM = (
+    "TrustGraph's create_topic(topic) takes no retention: a short retention override cannot be "
+    "asked for (Kafka topics get retention.ms by class, 7 days flow / 5 minutes others)")
+
+
+class Deliveries:
+    """Delivery ids for one consumer: the contract's opaque token -> TrustGraph's
+    message object, which acknowledge / negative_acknowledge take. Ids carry a
+    per-consumer prefix, so an id of another consumer is unknown here."""
+
+    _serial = itertools.count(1)
+
+    def __init__(self) -> None:
+        self._prefix = f"c{next(Deliveries._serial)}-"
+        self._n = itertools.count(1)
+        self._by_id: Dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def add(self, topic: str, msg: Any) -> Delivery:
+        """Turn TrustGraph's message into a Delivery (payload from the schema's data
+        field, properties as TrustGraph returns them)."""
+        value = msg.value()
+        data = value.data if isinstance(value, Payload) else value
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if data is None:
+            data = b""
+        props = msg.properties() or {}
+        with self._lock:
+            did = self._prefix + str(next(self._n))
+            self._by_id[did] = msg
+        return Delivery(id=did, topic=topic, payload=bytes(data), properties=dict(props))
+
+    def get(self, d: Delivery) -> Any:
+        with self._lock:
+            msg = self._by_id.get(d.id)
+        if msg is None:
+            raise errors.UnknownDelivery(f"delivery id {d.id!r} was not handed out by this consumer")
+        return msg
+
+
+def payload_of(data: bytes) -> Payload:
+    return Payload(data=bytes(data))
+
+
+def translate(exc: BaseException, what: str) -> BaseException:
+    """Label an exception raised by TrustGraph (or the client library under it) with
+    the contract's code. The message keeps TrustGraph's own type and text; nothing is
+    retried or hidden. Returns the exception to raise."""
+    if isinstance(exc, errors.PubSubError):
+        return exc
+    name = type(exc).__name__
+    text = f"{what}: TrustGraph raised {type(exc).__module__}.{name}: {exc}"
+    code = _code_of(exc)
+    cls = errors.BY_CODE.get(code, errors.Internal)
+    out = cls(text)
+    out.__cause__ = exc
+    return out
+
+
+def _code_of(exc: BaseException) -> str:
+    name = type(exc).__name__
+    msg = str(exc)
+    # TrustGraph's own topic parsing (_parse_topic / _map_topic) raises ValueError.
+    if isinstance(exc, ValueError) and ("Invalid topic" in msg or "Invalid queue" in msg):
+        return "invalid_topic"
+    if isinstance(exc, UnicodeDecodeError):
+        return "internal"
+    # aiokafka
+    if name in ("SaslAuthenticationFailed", "AuthenticationFailedError", "AuthenticationMethodNotSupported",
+                "UnsupportedSaslMechanismError", "IllegalSaslStateError"):
+        return "auth"
+    if name in ("KafkaConnectionError", "NoBrokersAvailable"):
+        return "unavailable"
+    if name in ("KafkaTimeoutError", "RequestTimedOutError"):
+        return "timeout"
+    if name in ("TopicAuthorizationFailedError", "GroupAuthorizationFailedError",
+                "ClusterAuthorizationFailedError"):
+        return "auth"
+    if name == "InvalidTopicError":
+        return "invalid_topic"
+    # confluent-kafka
+    if name == "KafkaException" and exc.args:
+        err = exc.args[0]
+        try:
+            from confluent_kafka import KafkaError
+            c = err.code()
+            if c in (KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED,
+                     KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.GROUP_AUTHORIZATION_FAILED,
+                     KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+                return "auth"
+            if c in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE):
+                return "unavailable"
+            if c in (KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT):
+                return "timeout"
+            if c in (KafkaError.TOPIC_EXCEPTION, KafkaError._INVALID_ARG):
+                return "invalid_topic" if "topic" in str(err).lower() else "internal"
+        except Exception:  # noqa: BLE001 - not a KafkaError: leave it internal
+            pass
+        return "internal"
+    # pulsar-client: pulsar.asyncio raises PulsarException(result); the sync client
+    # raises subclasses named after the result.
+    result = name
+    if name == "PulsarException":
+        try:
+            result = str(exc.error()).split(".")[-1]
+        except Exception:  # noqa: BLE001
+            result = name
+    if result in ("AuthenticationError", "AuthorizationError", "ErrorGettingAuthenticationData"):
+        return "auth"
+    if result in ("ConnectError", "NotConnected", "ServiceUnitNotReady", "LookupError"):
+        return "unavailable"
+    if result == "Timeout":
+        return "timeout"
+    if result in ("InvalidTopicName", "TopicNotFound"):
+        return "invalid_topic"
+    if result == "AlreadyClosed":
+        return "closed"
+    # urllib (Pulsar admin REST in TrustGraph's delete/exists)
+    if name == "HTTPError" and getattr(exc, "code", None) in (401, 403):
+        return "auth"
+    if name in ("URLError", "ConnectionRefusedError"):
+        return "unavailable"
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    return "internal"
