@@ -35,7 +35,11 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		// Client logs (KAFKA_DEBUG, the Pulsar client's log) go to the spec's own output, which
 		// Ginkgo shows when the spec fails (or with -v).
 		cfg.Log = ginkgo.GinkgoWriter
-		return backends.Open(ctx, cfg)
+		b, err := backends.Open(ctx, cfg)
+		if err == nil {
+			attachTranscript(b)
+		}
+		return b, err
 	}
 	env.RetentionFor = func(c backends.Class) time.Duration {
 		cfg, err := config()

@@ -52,6 +52,9 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("select backends: %v", err)
 	}
+	if all.AdapterError != nil {
+		t.Fatalf("%v", all.AdapterError)
+	}
 	for _, n := range names {
 		specs.Conformance(suite.NewEnv(n, &shared, progress))
 	}
@@ -77,6 +80,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	var err error
 	var sh suite.Shared
+	Expect(suite.PrepareAdapters(ctx, names, progress)).To(Succeed(), "prepare adapters")
 	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped

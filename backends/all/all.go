@@ -8,6 +8,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/kafka"
 	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/backends/pulsar"
+	"github.com/pubsub-conformance/harness/backends/remote"
 )
 
 func init() {
@@ -15,4 +16,11 @@ func init() {
 	backends.Register(kafka.Descriptor)
 	backends.Register(pulsar.Descriptor)
 	backends.Register(pulsar.PersistentDescriptor)
+	// Out-of-process adapters: backends/remote/declare.go and the user's PUBSUB_ADAPTER_<NAME>.
+	// An invalid user declaration is kept for the suite to report as one line.
+	AdapterError = remote.Register()
 }
+
+// AdapterError is the error of an invalid user adapter declaration (PUBSUB_ADAPTER_<NAME>);
+// nil when all are valid.
+var AdapterError error

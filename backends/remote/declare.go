@@ -1,0 +1,138 @@
+package remote
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/google/shlex"
+)
+
+// Adapter declares one out-of-process backend: what to start and what broker it needs.
+type Adapter struct {
+	// Name is the registry name (PUBSUB_BACKENDS=<Name>).
+	Name        string
+	Description string
+	// Broker is the broker kind it needs ("kafka", "pulsar"); "" for none (a reference port).
+	Broker string
+	// Reference marks an in-process reference port (never a conformance result).
+	Reference bool
+	// Command is the argv to start. "{python}" is replaced by the python of the virtualenv of
+	// Requirements (see Venv), "{repo}" by the repository root.
+	Command []string
+	// Dir is the working directory, relative to the repository root ("" = the root).
+	Dir string
+	// Env is added to the adapter's environment (after the harness's own and the settings).
+	Env map[string]string
+	// Requirements are pip requirements files (relative to the repository root) for the
+	// virtualenv {python} runs in. The SDK's own (SDKRequirements) must be among them for an
+	// adapter on the Python SDK.
+	Requirements []string
+	// Settings are fixed by this declaration, over the run's settings (like a Descriptor's).
+	Settings map[string]string
+}
+
+// SDKDir is the Python SDK's directory (relative to the repository root); adapters started
+// with {python} get it on PYTHONPATH.
+const SDKDir = "backends/remote/python"
+
+// SDKRequirements is the SDK's pinned requirements file.
+const SDKRequirements = SDKDir + "/requirements.txt"
+
+// declared is THE list of adapters this repository ships. A user adds their own without Go
+// edits through PUBSUB_ADAPTER_<NAME> (see FromEnviron).
+var declared = []Adapter{
+	{
+		Name:         "python-memory",
+		Description:  "the in-memory reference backend ported to Python, served through the adapter protocol (self-test of the protocol path; not a broker)",
+		Reference:    true,
+		Command:      []string{"{python}", "-m", "pubsub_adapter.memory"},
+		Requirements: []string{SDKRequirements},
+	},
+}
+
+// Declared returns the shipped adapters followed by the user's (FromEnviron of os.Environ()).
+// An invalid user declaration is returned as an error; the shipped ones are still listed.
+func Declared() ([]Adapter, error) {
+	user, err := FromEnviron(os.Environ())
+	return append(append([]Adapter(nil), declared...), user...), err
+}
+
+// envPrefix starts a user declaration: PUBSUB_ADAPTER_<NAME>='command args...'.
+const envPrefix = "PUBSUB_ADAPTER_"
+
+// attribute suffixes of a user declaration: PUBSUB_ADAPTER_<NAME>_BROKER=kafka, ...
+var envAttrs = []string{"_BROKER", "_DIR", "_REQUIREMENTS", "_DESCRIPTION"}
+
+// FromEnviron reads user-declared adapters from environ ("K=V" strings):
+//
+//	PUBSUB_ADAPTER_<NAME>='command args...'   the command (shell-like quoting, no shell)
+//	PUBSUB_ADAPTER_<NAME>_BROKER=kafka|pulsar  the broker it needs (default: none)
+//	PUBSUB_ADAPTER_<NAME>_DIR=path             working directory (relative to the repository)
+//	PUBSUB_ADAPTER_<NAME>_REQUIREMENTS='a.txt b.txt'  pip requirements for {python}
+//	PUBSUB_ADAPTER_<NAME>_DESCRIPTION=text
+//
+// The registry name is <NAME> lowercased with '_' as '-': PUBSUB_ADAPTER_MY_KAFKA -> my-kafka.
+func FromEnviron(environ []string) ([]Adapter, error) {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, envPrefix) && k != ListenEnv {
+			vars[k] = v
+		}
+	}
+	var out []Adapter
+	var errs []string
+	for k, v := range vars {
+		attr := false
+		for _, s := range envAttrs {
+			if strings.HasSuffix(k, s) {
+				if _, ok := vars[strings.TrimSuffix(k, s)]; ok {
+					attr = true
+				}
+			}
+		}
+		if attr || len(k) == len(envPrefix) {
+			continue
+		}
+		name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(k, envPrefix), "_", "-"))
+		argv, err := shlex.Split(v)
+		if err != nil || len(argv) == 0 {
+			errs = append(errs, fmt.Sprintf("%s=%q is not a command line", k, v))
+			continue
+		}
+		a := Adapter{Name: name, Command: argv, Broker: vars[k+"_BROKER"], Dir: vars[k+"_DIR"],
+			Description: vars[k+"_DESCRIPTION"]}
+		if a.Description == "" {
+			a.Description = "user-declared adapter: " + v
+		}
+		switch a.Broker {
+		case "", "kafka", "pulsar":
+		default:
+			errs = append(errs, fmt.Sprintf("%s_BROKER=%q: want kafka, pulsar or empty", k, a.Broker))
+			continue
+		}
+		if r := vars[k+"_REQUIREMENTS"]; r != "" {
+			a.Requirements = strings.Fields(r)
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return out, fmt.Errorf("invalid adapter declaration: %s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+// RepoRoot is the repository root (the directory of go.mod), found from this source file.
+func RepoRoot() string {
+	if r := os.Getenv("PUBSUB_REPO_ROOT"); r != "" {
+		return r
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}

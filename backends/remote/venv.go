@@ -1,0 +1,114 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/pubsub-conformance/harness/fixtures/maven"
+)
+
+// Venv returns the python of a virtualenv with the given pip requirements files installed and
+// the protocol's Python stubs generated (into <venv>/gen, which adapters get on PYTHONPATH).
+//
+// The virtualenv lives in the cache directory (PUBSUB_CACHE, like the broker jars), under a
+// name that hashes the requirements files, the schema and the python3 version: created once
+// (pip needs the package index then), reused offline after. Parallel Ginkgo processes share it
+// through a lock file. requirements are paths relative to the repository root.
+func Venv(ctx context.Context, requirements []string) (python string, err error) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("python3 not found on PATH: the Python adapters need Python 3.9 or newer with its venv module (e.g. apt-get install python3 python3-venv)")
+	}
+	root := RepoRoot()
+	h := sha256.New()
+	out, err := exec.CommandContext(ctx, py, "-c", "import sys; print(sys.version)").Output()
+	if err != nil {
+		return "", fmt.Errorf("run %s: %w", py, err)
+	}
+	h.Write(out)
+	for _, f := range append([]string{"proto/pubsub/v1/adapter.proto"}, requirements...) {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return "", fmt.Errorf("adapter virtualenv: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	cache, err := maven.CacheRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "venv", hex.EncodeToString(h.Sum(nil))[:16])
+	python = filepath.Join(dir, "bin", "python")
+	ready := filepath.Join(dir, ".ready")
+	if _, err := os.Stat(ready); err == nil {
+		return python, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(ready); err == nil {
+		return python, nil // another process made it while we waited
+	}
+	os.RemoveAll(dir) // an interrupted earlier attempt
+	run := func(what string, argv ...string) error {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = root
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("adapter virtualenv %s: %s: %w\n%s", dir, what, err, indent(lastLines(buf.String(), 15)))
+		}
+		return nil
+	}
+	if err := run("create", py, "-m", "venv", dir); err != nil {
+		return "", err
+	}
+	for _, r := range requirements {
+		if err := run("pip install -r "+r, python, "-m", "pip", "install", "--disable-pip-version-check",
+			"--no-input", "-q", "-r", filepath.Join(root, r)); err != nil {
+			return "", err
+		}
+	}
+	gen := filepath.Join(dir, "gen")
+	if err := os.MkdirAll(gen, 0o755); err != nil {
+		return "", err
+	}
+	if err := run("generate the protocol stubs", python, "-m", "grpc_tools.protoc", "-I", filepath.Join(root, "proto"),
+		"--python_out="+gen, "--grpc_python_out="+gen, "pubsub/v1/adapter.proto"); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(ready, []byte(strings.Join(requirements, "\n")+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return python, nil
+}
+
+// GenDir is where Venv put the protocol stubs for the virtualenv of python.
+func GenDir(python string) string { return filepath.Join(filepath.Dir(filepath.Dir(python)), "gen") }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,20 @@
+package backends
+
+// Optional interfaces a Backend may implement. The suite checks for them with a type
+// assertion; nothing else depends on them.
+
+// Transcriber is implemented by backends that record the contract calls made on them and on
+// what they handed out (the out-of-process adapters of backends/remote): call, arguments
+// summarised, result, timestamps. The suite attaches Transcript() to a spec that failed, as the
+// history a reader needs to see why. Safe to call concurrently with the recorded calls.
+type Transcriber interface {
+	Transcript() string
+}
+
+// Killer is implemented by in-process reference backends (backends/memory and the reference
+// ports served through backends/remote): Kill drops the connection the way a crashed process
+// would, with no Close of anything it handed out, so that the consumer-crash spec (R5) can run
+// without a real process to kill. The Backend is unusable afterwards; Close stays harmless.
+type Killer interface {
+	Kill()
+}
