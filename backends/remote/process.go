@@ -17,8 +17,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/pubsub-conformance/harness/backends"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
