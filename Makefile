@@ -38,16 +38,17 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest conformance mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest adapter-selftest proto conformance mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do) or an absolute
 # path that must exist; <packages> are the Debian/Ubuntu packages that provide it, separated by
 # ','. Extend it (SETUP_NEEDS += python3:python3-venv); SETUP_NEEDS= skips the step.
 #   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
-#   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser.
+#   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
+#   python3 (with its venv module): the Python adapters of backends/remote.
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
-               chromium:chromium-browser:google-chrome=chromium
+               chromium:chromium-browser:google-chrome=chromium python3=python3,python3-venv
 
 all: test
 
@@ -77,7 +78,7 @@ setup:
 	  || { echo "setup: apt-get could not install $$missing (see above): install them and retry" >&2; exit 1; }
 
 ## test: the whole check, as CI runs it
-test: setup vet unit catalogue selftest conformance
+test: setup vet unit catalogue selftest adapter-selftest conformance
 
 vet: setup
 	$(GO) vet ./...
@@ -108,6 +109,16 @@ catalogue:
 selftest: setup
 	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
 	$(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
+
+## adapter-selftest: the catalogue on the memory reference ported to Python (python-memory),
+## through the adapter protocol (backends/remote): proves the protocol path transparent. No
+## broker; makes the SDK's virtualenv in the cache on its first run.
+adapter-selftest: setup
+	PUBSUB_BACKENDS=python-memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
+
+## proto: regenerate the Go code of proto/pubsub/v1/adapter.proto (checked by go test ./proto/...)
+proto:
+	sh proto/gen.sh
 
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
 ## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out

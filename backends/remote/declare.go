@@ -21,8 +21,12 @@ type Adapter struct {
 	// Reference marks an in-process reference port (never a conformance result).
 	Reference bool
 	// Command is the argv to start. "{python}" is replaced by the python of the virtualenv of
-	// Requirements (see Venv), "{repo}" by the repository root.
+	// Requirements (see Venv), "{repo}" by the repository root, "{bin}" by the binary built
+	// from GoMain.
 	Command []string
+	// GoMain is a main package of this module (./backends/remote/cmd/memory-adapter) that
+	// Prepare builds into the cache directory for "{bin}".
+	GoMain string
 	// Dir is the working directory, relative to the repository root ("" = the root).
 	Dir string
 	// Env is added to the adapter's environment (after the harness's own and the settings).
@@ -51,6 +55,13 @@ var declared = []Adapter{
 		Reference:    true,
 		Command:      []string{"{python}", "-m", "pubsub_adapter.memory"},
 		Requirements: []string{SDKRequirements},
+	},
+	{
+		Name:        "go-memory",
+		Description: "the Go in-memory reference backend served through the adapter protocol (measures the protocol's own cost; not a broker)",
+		Reference:   true,
+		Command:     []string{"{bin}"},
+		GoMain:      "./backends/remote/cmd/memory-adapter",
 	},
 }
 

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures/maven"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
 )
 
@@ -68,11 +70,59 @@ func settingsKey(name string, settings map[string]string) string {
 // the package index the first time), so that a spec's Open only starts a process. The suite
 // calls it once per run, before the specs.
 func Prepare(ctx context.Context, ad Adapter) error {
+	if ad.GoMain != "" {
+		if _, err := goBuild(ctx, ad); err != nil {
+			return err
+		}
+	}
 	if len(ad.Requirements) == 0 {
 		return nil
 	}
 	_, err := Venv(ctx, ad.Requirements)
 	return err
+}
+
+var (
+	builtMu sync.Mutex
+	built   = map[string]string{}
+)
+
+// goBuild builds ad.GoMain once per harness process into the cache directory (go build is
+// quick when nothing changed) and returns the binary's path.
+func goBuild(ctx context.Context, ad Adapter) (string, error) {
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	if p, ok := built[ad.GoMain]; ok {
+		return p, nil
+	}
+	cache, err := maven.CacheRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Built under a name of its own, then renamed to a name that hashes its content: parallel
+	// Ginkgo processes never replace a binary another one runs, and the same source (Go builds
+	// are reproducible) leaves one file, not one per run.
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s-%d", ad.Name, os.Getpid()))
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, ad.GoMain)
+	cmd.Dir = RepoRoot()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("adapter %s: go build %s: %w\n%s", ad.Name, ad.GoMain, err, indent(lastLines(string(b), 15)))
+	}
+	content, err := os.ReadFile(tmp)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(content)
+	out := filepath.Join(dir, ad.Name+"-"+hex.EncodeToString(sum[:])[:16])
+	if err := os.Rename(tmp, out); err != nil {
+		return "", err
+	}
+	built[ad.GoMain] = out
+	return out, nil
 }
 
 // argvEnv resolves the command's placeholders and the environment of an adapter process.
@@ -100,9 +150,17 @@ func argvEnv(ctx context.Context, ad Adapter, settings map[string]string) ([]str
 			python = "python3"
 		}
 	}
+	bin := ""
+	if ad.GoMain != "" {
+		b, err := goBuild(ctx, ad)
+		if err != nil {
+			return nil, nil, err
+		}
+		bin = b
+	}
 	argv := make([]string, len(ad.Command))
 	for i, a := range ad.Command {
-		argv[i] = strings.NewReplacer("{python}", python, "{repo}", root).Replace(a)
+		argv[i] = strings.NewReplacer("{python}", python, "{repo}", root, "{bin}", bin).Replace(a)
 	}
 	for k, v := range settings {
 		env = append(env, k+"="+v)
