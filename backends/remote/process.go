@@ -131,6 +131,9 @@ func startChild(ctx context.Context, ad Adapter, argv []string, env []string, lo
 		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine (see child)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = ad.Dir
+		if !filepath.IsAbs(cmd.Dir) {
+			cmd.Dir = filepath.Join(RepoRoot(), ad.Dir)
+		}
 		cmd.Env = append(env, ListenEnv+"=unix:"+sock)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		stdout, err := cmd.StdoutPipe()

@@ -1,0 +1,35 @@
+package remote
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestFromEnviron(t *testing.T) {
+	got, err := FromEnviron([]string{
+		"PUBSUB_ADAPTER_MY_KAFKA={python} -m my_adapter --flag 'a b'",
+		"PUBSUB_ADAPTER_MY_KAFKA_BROKER=kafka",
+		"PUBSUB_ADAPTER_MY_KAFKA_REQUIREMENTS=backends/remote/python/requirements.txt my/reqs.txt",
+		"PUBSUB_ADAPTER_MY_KAFKA_DIR=adapters",
+		"PUBSUB_ADAPTER_LISTEN=unix:/x", // the child's own variable, not a declaration
+		"PUBSUB_ADAPTER_RUST=./target/release/adapter",
+		"OTHER=1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Adapter{
+		{Name: "my-kafka", Broker: "kafka", Dir: "adapters", Command: []string{"{python}", "-m", "my_adapter", "--flag", "a b"},
+			Requirements: []string{"backends/remote/python/requirements.txt", "my/reqs.txt"},
+			Description:  "user-declared adapter: {python} -m my_adapter --flag 'a b'"},
+		{Name: "rust", Command: []string{"./target/release/adapter"}, Description: "user-declared adapter: ./target/release/adapter"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	_, err = FromEnviron([]string{"PUBSUB_ADAPTER_X=cmd", "PUBSUB_ADAPTER_X_BROKER=rabbit", "PUBSUB_ADAPTER_Y='unterminated"})
+	if err == nil || !strings.Contains(err.Error(), `PUBSUB_ADAPTER_X_BROKER="rabbit"`) || !strings.Contains(err.Error(), "PUBSUB_ADAPTER_Y=") {
+		t.Fatalf("bad declarations: %v", err)
+	}
+}

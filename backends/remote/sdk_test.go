@@ -1,0 +1,80 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// TestSDKEnforcesDeadlinesAndMapsErrors runs testdata/misbehaving.py on the Python SDK: an
+// async method that ignores its timeout is cancelled, a sync one abandoned (and reported on
+// stderr), both answered with a timeout before the harness's deadline; exceptions become the
+// right codes with where they were raised; a constructor's error keeps its sentinel.
+func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
+	needPython(t)
+	ad := Adapter{Name: "misbehaving", Command: []string{"{python}", "backends/remote/testdata/misbehaving.py"},
+		Requirements: []string{SDKRequirements}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	b, err := Open(ctx, ad, backends.Config{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	if b.Unsupported()[backends.CapRetentionExpiry] != "test adapter" {
+		t.Errorf("unsupported: %v", b.Unsupported())
+	}
+	c, err := b.Consumer(ctx, "flow:tg:x", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func(context.Context) error
+	}{
+		{"async receive", func(ctx context.Context) error { _, err := c.Receive(ctx); return err }},
+		{"sync ack", func(ctx context.Context) error { return c.Ack(ctx, backends.Delivery{ID: "1"}) }},
+	} {
+		cctx, ccancel := context.WithTimeout(ctx, 400*time.Millisecond)
+		start := time.Now()
+		err := tc.call(cctx)
+		ccancel()
+		el := time.Since(start)
+		if !errors.Is(err, backends.ErrTimeout) || !strings.Contains(err.Error(), "did not return within its deadline") {
+			t.Errorf("%s: want the SDK's timeout, got %v", tc.name, err)
+		}
+		if el > 1500*time.Millisecond {
+			t.Errorf("%s: took %s for a 400ms deadline", tc.name, el)
+		}
+	}
+	err = c.Nack(ctx, backends.Delivery{ID: "1"})
+	if backends.Code(err) != "internal" || !strings.Contains(err.Error(), "misbehaving.py") || !strings.Contains(err.Error(), "KeyError") {
+		t.Errorf("internal error with a cause: %v", err)
+	}
+	_, err = b.TopicExists(ctx, "flow:tg:x")
+	if backends.Code(err) != "internal" || !strings.Contains(err.Error(), "ValueError: plain bug") {
+		t.Errorf("plain exception: %v", err)
+	}
+	// The abandoned sync ack returns ~0.5s after its deadline and says so on stderr.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(b.c.Tail(), "overran its deadline") && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if !strings.Contains(b.c.Tail(), "overran its deadline") {
+		t.Errorf("no late-result line on stderr; tail:\n%s", b.c.Tail())
+	}
+	bad := ad
+	bad.Settings = map[string]string{"BAD": "1"}
+	_, err = Open(ctx, bad, backends.Config{Backend: "misbehaving-bad"})
+	if !errors.Is(err, backends.ErrAuth) || !strings.Contains(err.Error(), "bad credentials for misbehaving-bad") {
+		t.Errorf("constructor error: %v", err)
+	}
+}
