@@ -58,14 +58,16 @@ SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD"}
 def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
     """The keyword arguments TrustGraph's factory gets for these settings, as a
     TrustGraph processor builds them (pubsub_backend=<kind> plus the connection
-    options of add_pubsub_args). Settings TrustGraph has no name for are reported on
-    stderr and not used: TrustGraph would not see them either."""
+    options of add_pubsub_args). An empty value means unset, as in the harness's
+    settings (the run clears KAFKA_SASL_* that way for the plain listener), so it gets
+    the value pubsub.py uses for an unset variable. Settings TrustGraph has no name for
+    are reported on stderr and not used: TrustGraph would not see them either."""
     prefix = kind.upper() + "_"
     params: Dict[str, Any] = {"pubsub_backend": kind}
     for env, (key, unset) in TG_SETTINGS.items():
         if env.startswith(prefix):
-            params[key] = settings.get(env, unset)
-    ignored = sorted(k for k in settings if k not in TG_SETTINGS)
+            params[key] = settings.get(env) or unset
+    ignored = sorted(k for k, v in settings.items() if k not in TG_SETTINGS and v)
     if ignored:
         print(f"trustgraph-{kind}: settings TrustGraph has no option for, not used: "
               + ", ".join(ignored), file=sys.stderr, flush=True)

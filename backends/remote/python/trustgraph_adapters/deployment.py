@@ -79,4 +79,4 @@ def ensure_pulsar_topology(admin_url: Optional[str], token: Optional[str], who: 
 
 
 def settings_admin(settings: Mapping[str, str]):
-    return settings.get("PULSAR_ADMIN_URL", "http://pulsar:8080"), settings.get("PULSAR_API_KEY")
+    return settings.get("PULSAR_ADMIN_URL") or "http://pulsar:8080", settings.get("PULSAR_API_KEY") or None
