@@ -16,7 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/pubsub-conformance/harness/backends"
-	_ "github.com/pubsub-conformance/harness/backends/all" // the registered backends
+	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/reports"
@@ -80,7 +80,9 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	var err error
 	var sh suite.Shared
-	Expect(suite.PrepareAdapters(ctx, names, progress)).To(Succeed(), "prepare adapters")
+	if err := suite.PrepareAdapters(ctx, names, progress); err != nil {
+		Fail("prepare adapters: " + err.Error()) // one line, like a broker that cannot start
+	}
 	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped

@@ -35,8 +35,11 @@ type Adapter struct {
 	// virtualenv {python} runs in. The SDK's own (SDKRequirements) must be among them for an
 	// adapter on the Python SDK.
 	Requirements []string
-	// Settings are fixed by this declaration, over the run's settings (like a Descriptor's).
+	// Settings are fixed by this declaration, over the run's settings (Descriptor.Settings).
 	Settings map[string]string
+	// SettingsEnv lists further environment variables (path.Match patterns) read into the
+	// settings, beyond the broker's own (KAFKA_*, PULSAR_*).
+	SettingsEnv []string
 }
 
 // SDKDir is the Python SDK's directory (relative to the repository root); adapters started

@@ -29,9 +29,32 @@ func Register() error {
 			continue
 		}
 		registered[ad.Name] = ad
-		backends.Register(ad.Name, Constructor(ad))
+		backends.Register(ad.Descriptor())
 	}
 	return err
+}
+
+// Descriptor is ad's registry record: a backend like any other, whose New starts (or reuses) the
+// adapter process and passes Config.Settings to it (in its environment and in Open). The
+// settings it reads from the environment are its broker's (KAFKA_*, PULSAR_*) plus SettingsEnv.
+func (ad Adapter) Descriptor() backends.Descriptor {
+	env := append([]string(nil), ad.SettingsEnv...)
+	switch ad.Broker {
+	case "kafka":
+		env = append(env, "KAFKA_*")
+	case "pulsar":
+		env = append(env, "PULSAR_*")
+	}
+	return backends.Descriptor{
+		Name:        ad.Name,
+		Description: ad.Description,
+		Broker:      ad.Broker,
+		Reference:   ad.Reference,
+		New:         Constructor(ad),
+		Settings:    ad.Settings,
+		Env:         env,
+		Secret:      []string{"*PASSWORD*", "*SECRET*", "*TOKEN*", "*API_KEY*", "*_KEY_LOCATION"},
+	}
 }
 
 // Lookup returns the declaration of a registered adapter.

@@ -231,7 +231,7 @@ func Constructor(ad Adapter) backends.Constructor {
 
 // Open starts (or reuses) ad's process and opens a Backend in it with cfg.
 func Open(ctx context.Context, ad Adapter, cfg backends.Config) (*Backend, error) {
-	settings := maps.Clone(configSettings(cfg))
+	settings := maps.Clone(cfg.Settings)
 	if settings == nil {
 		settings = map[string]string{}
 	}
