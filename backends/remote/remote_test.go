@@ -101,7 +101,7 @@ func TestPythonMemoryRoundTrip(t *testing.T) {
 	if err := c.Ack(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Ack(ctx, backends.Delivery{ID: "999"}); !errors.Is(err, backends.ErrUnknownDelivery) {
+	if err := c.Ack(ctx, backends.Delivery{ID: "1.999"}); !errors.Is(err, backends.ErrUnknownDelivery) {
 		t.Fatalf("ack of an unknown id: %v", err)
 	}
 	rctx, rcancel := context.WithTimeout(ctx, 300*time.Millisecond)

@@ -234,9 +234,15 @@ class _Producer(Producer):
         self.closed = True
 
 
+# Numbers consumers: a delivery id names its consumer ("<consumer>.<offset>"), so that another
+# consumer's delivery is told apart from this one's (UnknownDelivery), as in backends/memory.
+_consumer_seq = itertools.count(1)
+
+
 class _Consumer(Consumer):
     def __init__(self, be: MemoryBackend, t: Topic, tp: _Topic, sub: _Subscription):
         self.be, self.t, self.key, self.tp, self.sub = be, t, str(t), tp, sub
+        self.id = str(next(_consumer_seq))
         self.detached = False  # guarded by broker.cond
 
     def _detach(self) -> None:  # cond held
@@ -272,7 +278,7 @@ class _Consumer(Consumer):
 
     def _hand_out(self, e: _Entry) -> Delivery:
         self.sub.pending[e.offset] = self
-        return Delivery(id=str(e.offset), topic=str(self.t), payload=e.payload, properties=dict(e.properties))
+        return Delivery(id=f"{self.id}.{e.offset}", topic=str(self.t), payload=e.payload, properties=dict(e.properties))
 
     def receive(self, *, timeout):
         b = self.be.broker
@@ -290,10 +296,13 @@ class _Consumer(Consumer):
                 b.cond.wait(left)
 
     def _settle(self, what: str, d: Delivery, ack: bool) -> None:
+        owner, _, offs = d.id.partition(".")
         try:
-            off = int(d.id)
+            off = int(offs)
         except ValueError:
             raise UnknownDelivery(f"{what} {d.id!r}: unknown delivery") from None
+        if owner != self.id:
+            raise UnknownDelivery(f"{what} {d.id!r}: unknown delivery: handed out by another consumer")
         b = self.be.broker
         with b.cond:
             if self.detached:
