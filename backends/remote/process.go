@@ -42,14 +42,15 @@ const stderrLines = 20
 // adapter; it is also in its own process group, so a terminal's Ctrl-C reaches only the harness,
 // which then takes it down this way.
 type child struct {
-	ad      Adapter
-	pid     int
-	conn    *grpc.ClientConn
-	client  pb.AdapterClient
-	adapter string // the handshake's adapter name and version
-	done    chan struct{}
-	err     error // Wait's error, valid after done
-	tmp     string
+	ad       Adapter
+	settings map[string]string // what it was started with
+	pid      int
+	conn     *grpc.ClientConn
+	client   pb.AdapterClient
+	adapter  string // the handshake's adapter name and version
+	done     chan struct{}
+	err      error // Wait's error, valid after done
+	tmp      string
 
 	mu   sync.Mutex
 	tail []string // the last stderrLines lines of stdout/stderr

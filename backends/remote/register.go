@@ -3,9 +3,13 @@ package remote
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
 )
 
 var (
@@ -45,7 +49,12 @@ func (ad Adapter) Descriptor() backends.Descriptor {
 	case "pulsar":
 		env = append(env, "PULSAR_*")
 	}
+	var inProcess func() backends.Instance
+	if ad.Reference {
+		inProcess = func() backends.Instance { return newInstance(ad) }
+	}
 	return backends.Descriptor{
+		InProcess:   inProcess,
 		Name:        ad.Name,
 		Description: ad.Description,
 		Broker:      ad.Broker,
@@ -75,4 +84,53 @@ func PrepareNamed(ctx context.Context, names []string) error {
 		}
 	}
 	return nil
+}
+
+// InstanceSetting names a private instance of a reference port: its own adapter process (the
+// process pool is keyed by the settings), so its own in-process broker.
+const InstanceSetting = "PUBSUB_ADAPTER_INSTANCE"
+
+var instanceSeq atomic.Int64
+
+// instance is a private instance of a reference port (Descriptor.InProcess, for R4): Backends
+// opened with its Settings run in an adapter process of their own, whose broker Restart
+// restarts through the protocol (RestartBroker).
+type instance struct {
+	ad       Adapter
+	settings map[string]string
+}
+
+func newInstance(ad Adapter) *instance {
+	id := fmt.Sprintf("private-%d-%d", os.Getpid(), instanceSeq.Add(1))
+	return &instance{ad: ad, settings: map[string]string{InstanceSetting: id}}
+}
+
+func (i *instance) Settings() map[string]string { return i.settings }
+
+// Restart asks the instance's adapter process to restart its broker. Instance.Restart reports
+// no error: a failure is written to the adapter's log (the spec's output), and the spec fails
+// on what it then observes.
+func (i *instance) Restart() {
+	c := instanceProcess(i.ad, i.settings[InstanceSetting], false)
+	if c == nil || c.exited() {
+		return // never opened: nothing to restart
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := c.client.RestartBroker(ctx, &pb.RestartBrokerRequest{})
+	if err != nil {
+		err = c.callError("RestartBroker", err)
+	} else {
+		err = FromWire(r.GetError())
+	}
+	if err != nil {
+		c.line(fmt.Sprintf("harness: broker restart failed: %v", err))
+	}
+}
+
+// Close stops the instance's adapter process.
+func (i *instance) Close() {
+	if c := instanceProcess(i.ad, i.settings[InstanceSetting], true); c != nil {
+		c.kill()
+	}
 }

@@ -201,10 +201,37 @@ func process(ctx context.Context, ad Adapter, settings map[string]string, cfg ba
 	if err != nil {
 		return nil, err
 	}
+	c.settings = settings
 	poolMu.Lock()
 	children[key] = c
 	poolMu.Unlock()
 	return c, nil
+}
+
+// instanceProcess returns the adapter process of ad whose settings carry InstanceSetting=id
+// (a private instance, see register.go), or nil; forget also removes it from the pool.
+func instanceProcess(ad Adapter, id string, forget bool) *child {
+	poolMu.Lock()
+	defer poolMu.Unlock()
+	for k, c := range children {
+		if c.ad.Name == ad.Name && c.settings[InstanceSetting] == id {
+			if forget {
+				delete(children, k)
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// mergeSettings is what Open passes to the adapter: the Config's settings, then ad's fixed ones.
+func mergeSettings(ad Adapter, settings map[string]string) map[string]string {
+	out := maps.Clone(settings)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, ad.Settings)
+	return out
 }
 
 // Shutdown kills every adapter process this harness process started (they would die with it
@@ -231,11 +258,7 @@ func Constructor(ad Adapter) backends.Constructor {
 
 // Open starts (or reuses) ad's process and opens a Backend in it with cfg.
 func Open(ctx context.Context, ad Adapter, cfg backends.Config) (*Backend, error) {
-	settings := maps.Clone(cfg.Settings)
-	if settings == nil {
-		settings = map[string]string{}
-	}
-	maps.Copy(settings, ad.Settings)
+	settings := mergeSettings(ad, cfg.Settings)
 	name := cfg.Backend
 	if name == "" {
 		name = ad.Name

@@ -219,3 +219,84 @@ func TestHungThenDeadAdapter(t *testing.T) {
 		t.Fatal("reopen reused the dead process")
 	}
 }
+
+// TestReferenceInstanceRestart: a private instance of a reference port runs in its own adapter
+// process (its own broker) and its Restart goes through the protocol (RestartBroker): in-flight
+// messages come back to the open consumer, non-durable classes lose theirs.
+func TestReferenceInstanceRestart(t *testing.T) {
+	needPython(t)
+	for _, name := range []string{"python-memory", "go-memory"} {
+		t.Run(name, func(t *testing.T) {
+			var ad Adapter
+			for _, a := range declared {
+				if a.Name == name {
+					ad = a
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if err := Prepare(ctx, ad); err != nil {
+				t.Fatal(err)
+			}
+			inst := ad.Descriptor().InProcess()
+			defer inst.Close()
+			shared, err := Open(ctx, ad, backends.Config{Backend: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer shared.Close(ctx)
+			b, err := Open(ctx, ad, backends.Config{Backend: name, Settings: inst.Settings()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close(ctx)
+			if b.c == shared.c {
+				t.Fatal("the private instance shares the process-wide adapter process")
+			}
+			flow, req := "flow:tg:restart", "request:tg:restart"
+			c, err := b.Consumer(ctx, flow, "s", backends.WithPosition(backends.Earliest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, topic := range []string{flow, req} {
+				p, err := b.Producer(ctx, topic)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Send(ctx, backends.Message{Payload: []byte(topic)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := c.Receive(ctx)
+			if err != nil || string(d.Payload) != flow {
+				t.Fatalf("before the restart: %+v %v", d, err)
+			}
+			if ok, _ := shared.TopicExists(ctx, flow); ok {
+				t.Fatal("the shared broker sees the private instance's topic")
+			}
+			inst.Restart()
+			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+			again, err := c.Receive(rctx)
+			rcancel()
+			if err != nil || string(again.Payload) != flow {
+				t.Fatalf("the in-flight message after the restart: %+v %v", again, err)
+			}
+			rc, err := b.Consumer(ctx, req, "r", backends.WithPosition(backends.Earliest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rctx, rcancel = context.WithTimeout(ctx, 300*time.Millisecond)
+			lost, err := rc.Receive(rctx)
+			rcancel()
+			if !errors.Is(err, backends.ErrTimeout) {
+				t.Fatalf("a request-class message survived the restart: %+v %v", lost, err)
+			}
+			pid := b.c.pid
+			inst.Close()
+			<-b.c.done
+			if _, err := b.TopicExists(ctx, flow); err == nil || !strings.Contains(err.Error(), "died") {
+				t.Fatalf("after Close of the instance (pid %d): %v", pid, err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +21,8 @@ func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
 		Requirements: []string{SDKRequirements}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var log strings.Builder
-	b, err := Open(ctx, ad, backends.Config{Log: &log})
+	log := &syncBuffer{}
+	b, err := Open(ctx, ad, backends.Config{Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,11 @@ func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
 		err := tc.call(cctx)
 		ccancel()
 		el := time.Since(start)
-		if !errors.Is(err, backends.ErrTimeout) || !strings.Contains(err.Error(), "did not return within its deadline") {
-			t.Errorf("%s: want the SDK's timeout, got %v", tc.name, err)
+		// Either the SDK's timeout answer or, when the machine is too loaded for it to arrive
+		// first, the harness's own: both are timeouts at the deadline.
+		if !errors.Is(err, backends.ErrTimeout) ||
+			!(strings.Contains(err.Error(), "did not return within its deadline") || strings.Contains(err.Error(), "did not answer")) {
+			t.Errorf("%s: want a timeout, got %v", tc.name, err)
 		}
 		if el > 1500*time.Millisecond {
 			t.Errorf("%s: took %s for a 400ms deadline", tc.name, el)
@@ -60,16 +64,23 @@ func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
 	if backends.Code(err) != "internal" || !strings.Contains(err.Error(), "ValueError: plain bug") {
 		t.Errorf("plain exception: %v", err)
 	}
-	// The abandoned sync ack returns ~0.5s after its deadline and says so on stderr.
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(b.c.Tail(), "overran its deadline") && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
+	// The SDK says on stderr what it cancelled and abandoned, and the abandoned sync ack's late
+	// return (~0.5s after its deadline).
+	for _, want := range []string{
+		"Consumer.receive was still running at its deadline", "cancelled",
+		"Consumer.ack was still running at its deadline", "abandoned",
+		"Consumer.ack overran its deadline and then returned None",
+	} {
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(log.String(), want) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-	}
-	if !strings.Contains(b.c.Tail(), "overran its deadline") {
-		t.Errorf("no late-result line on stderr; tail:\n%s", b.c.Tail())
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("adapter stderr lacks %q:\n%s", want, log.String())
+		}
 	}
 	bad := ad
 	bad.Settings = map[string]string{"BAD": "1"}
@@ -77,4 +88,22 @@ func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
 	if !errors.Is(err, backends.ErrAuth) || !strings.Contains(err.Error(), "bad credentials for misbehaving-bad") {
 		t.Errorf("constructor error: %v", err)
 	}
+}
+
+// syncBuffer is a strings.Builder safe for the adapter's output goroutines and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

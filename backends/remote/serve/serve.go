@@ -30,6 +30,7 @@ type server struct {
 	pb.UnimplementedAdapterServer
 	name, version string
 	open          backends.Constructor
+	restart       func()
 	ids           atomic.Uint64
 	mu            sync.Mutex
 	backends      map[uint64]backends.Backend
@@ -38,8 +39,9 @@ type server struct {
 }
 
 // Serve listens where PUBSUB_ADAPTER_LISTEN says (a loopback port when unset), announces the
-// address on stdout and serves until the process is killed.
-func Serve(name, version string, open backends.Constructor) error {
+// address on stdout and serves until the process is killed. restart is for in-process
+// reference backends only (RestartBroker); nil answers UNIMPLEMENTED.
+func Serve(name, version string, open backends.Constructor, restart func()) error {
 	listen := os.Getenv(remote.ListenEnv)
 	network, addr := "tcp", "127.0.0.1:0"
 	if p, ok := strings.CutPrefix(listen, "unix:"); ok {
@@ -56,7 +58,7 @@ func Serve(name, version string, open backends.Constructor) error {
 		announce = "unix:" + addr
 	}
 	s := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
-	pb.RegisterAdapterServer(s, &server{name: name, version: version, open: open,
+	pb.RegisterAdapterServer(s, &server{name: name, version: version, open: open, restart: restart,
 		backends: map[uint64]backends.Backend{}, producers: map[uint64]backends.Producer{}, consumers: map[uint64]backends.Consumer{}})
 	fmt.Printf("PUBSUB_ADAPTER_LISTENING %s\n", announce)
 	return s.Serve(l)
@@ -71,7 +73,7 @@ func (s *server) Handshake(ctx context.Context, r *pb.HandshakeRequest) (*pb.Han
 }
 
 func (s *server) Open(ctx context.Context, r *pb.OpenRequest) (*pb.OpenResponse, error) {
-	cfg := backends.Config{Backend: r.Name, Log: os.Stderr}
+	cfg := backends.Config{Backend: r.Name, Settings: r.Settings, Log: os.Stderr}
 	for cl, d := range r.Retention {
 		if cfg.Retention == nil {
 			cfg.Retention = map[backends.Class]time.Duration{}
@@ -183,6 +185,14 @@ func (s *server) KillBackend(ctx context.Context, r *pb.Handle) (*pb.Empty, erro
 	s.mu.Lock()
 	delete(s.backends, r.Handle)
 	s.mu.Unlock()
+	return empty(nil)
+}
+
+func (s *server) RestartBroker(ctx context.Context, r *pb.RestartBrokerRequest) (*pb.Empty, error) {
+	if s.restart == nil {
+		return nil, status.Errorf(codes.Unimplemented, "%s has no in-process broker to restart", s.name)
+	}
+	s.restart()
 	return empty(nil)
 }
 

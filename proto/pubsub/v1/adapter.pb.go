@@ -562,6 +562,42 @@ func (x *OpenResponse) GetError() *Error {
 	return nil
 }
 
+type RestartBrokerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartBrokerRequest) Reset() {
+	*x = RestartBrokerRequest{}
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartBrokerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartBrokerRequest) ProtoMessage() {}
+
+func (x *RestartBrokerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartBrokerRequest.ProtoReflect.Descriptor instead.
+func (*RestartBrokerRequest) Descriptor() ([]byte, []int) {
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{5}
+}
+
 type Handle struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -571,7 +607,7 @@ type Handle struct {
 
 func (x *Handle) Reset() {
 	*x = Handle{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[5]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +619,7 @@ func (x *Handle) String() string {
 func (*Handle) ProtoMessage() {}
 
 func (x *Handle) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[5]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +632,7 @@ func (x *Handle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Handle.ProtoReflect.Descriptor instead.
 func (*Handle) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{5}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Handle) GetHandle() uint64 {
@@ -616,7 +652,7 @@ type HandleResponse struct {
 
 func (x *HandleResponse) Reset() {
 	*x = HandleResponse{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[6]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +664,7 @@ func (x *HandleResponse) String() string {
 func (*HandleResponse) ProtoMessage() {}
 
 func (x *HandleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[6]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +677,7 @@ func (x *HandleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleResponse.ProtoReflect.Descriptor instead.
 func (*HandleResponse) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{6}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HandleResponse) GetHandle() uint64 {
@@ -667,7 +703,7 @@ type Empty struct {
 
 func (x *Empty) Reset() {
 	*x = Empty{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[7]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +715,7 @@ func (x *Empty) String() string {
 func (*Empty) ProtoMessage() {}
 
 func (x *Empty) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[7]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +728,7 @@ func (x *Empty) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Empty.ProtoReflect.Descriptor instead.
 func (*Empty) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{7}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Empty) GetError() *Error {
@@ -715,7 +751,7 @@ type TopicRequest struct {
 
 func (x *TopicRequest) Reset() {
 	*x = TopicRequest{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[8]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +763,7 @@ func (x *TopicRequest) String() string {
 func (*TopicRequest) ProtoMessage() {}
 
 func (x *TopicRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[8]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +776,7 @@ func (x *TopicRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicRequest.ProtoReflect.Descriptor instead.
 func (*TopicRequest) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{8}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TopicRequest) GetBackend() uint64 {
@@ -774,7 +810,7 @@ type TopicExistsResponse struct {
 
 func (x *TopicExistsResponse) Reset() {
 	*x = TopicExistsResponse{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[9]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +822,7 @@ func (x *TopicExistsResponse) String() string {
 func (*TopicExistsResponse) ProtoMessage() {}
 
 func (x *TopicExistsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[9]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +835,7 @@ func (x *TopicExistsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicExistsResponse.ProtoReflect.Descriptor instead.
 func (*TopicExistsResponse) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{9}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TopicExistsResponse) GetExists() bool {
@@ -826,7 +862,7 @@ type RetentionResponse struct {
 
 func (x *RetentionResponse) Reset() {
 	*x = RetentionResponse{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[10]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +874,7 @@ func (x *RetentionResponse) String() string {
 func (*RetentionResponse) ProtoMessage() {}
 
 func (x *RetentionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[10]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +887,7 @@ func (x *RetentionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetentionResponse.ProtoReflect.Descriptor instead.
 func (*RetentionResponse) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{10}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RetentionResponse) GetRetention() *durationpb.Duration {
@@ -878,7 +914,7 @@ type ProducerRequest struct {
 
 func (x *ProducerRequest) Reset() {
 	*x = ProducerRequest{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[11]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +926,7 @@ func (x *ProducerRequest) String() string {
 func (*ProducerRequest) ProtoMessage() {}
 
 func (x *ProducerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[11]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +939,7 @@ func (x *ProducerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProducerRequest.ProtoReflect.Descriptor instead.
 func (*ProducerRequest) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{11}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProducerRequest) GetBackend() uint64 {
@@ -931,7 +967,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[12]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +979,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[12]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +992,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{12}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Message) GetPayload() []byte {
@@ -983,7 +1019,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[13]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1031,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[13]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1044,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{13}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SendRequest) GetProducer() uint64 {
@@ -1038,7 +1074,7 @@ type ConsumerRequest struct {
 
 func (x *ConsumerRequest) Reset() {
 	*x = ConsumerRequest{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[14]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1086,7 @@ func (x *ConsumerRequest) String() string {
 func (*ConsumerRequest) ProtoMessage() {}
 
 func (x *ConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[14]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1099,7 @@ func (x *ConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsumerRequest.ProtoReflect.Descriptor instead.
 func (*ConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{14}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ConsumerRequest) GetBackend() uint64 {
@@ -1114,7 +1150,7 @@ type Delivery struct {
 
 func (x *Delivery) Reset() {
 	*x = Delivery{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[15]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1162,7 @@ func (x *Delivery) String() string {
 func (*Delivery) ProtoMessage() {}
 
 func (x *Delivery) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[15]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1175,7 @@ func (x *Delivery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delivery.ProtoReflect.Descriptor instead.
 func (*Delivery) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{15}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Delivery) GetId() string {
@@ -1180,7 +1216,7 @@ type ReceiveResponse struct {
 
 func (x *ReceiveResponse) Reset() {
 	*x = ReceiveResponse{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[16]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1192,7 +1228,7 @@ func (x *ReceiveResponse) String() string {
 func (*ReceiveResponse) ProtoMessage() {}
 
 func (x *ReceiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[16]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1205,7 +1241,7 @@ func (x *ReceiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveResponse.ProtoReflect.Descriptor instead.
 func (*ReceiveResponse) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{16}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReceiveResponse) GetDelivery() *Delivery {
@@ -1232,7 +1268,7 @@ type SettleRequest struct {
 
 func (x *SettleRequest) Reset() {
 	*x = SettleRequest{}
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[17]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1280,7 @@ func (x *SettleRequest) String() string {
 func (*SettleRequest) ProtoMessage() {}
 
 func (x *SettleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pubsub_v1_adapter_proto_msgTypes[17]
+	mi := &file_pubsub_v1_adapter_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1293,7 @@ func (x *SettleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleRequest.ProtoReflect.Descriptor instead.
 func (*SettleRequest) Descriptor() ([]byte, []int) {
-	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{17}
+	return file_pubsub_v1_adapter_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SettleRequest) GetConsumer() uint64 {
@@ -1306,7 +1342,8 @@ const file_pubsub_v1_adapter_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x10.pubsub.v1.ErrorR\x05error\x1a>\n" +
 	"\x10UnsupportedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\" \n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x16\n" +
+	"\x14RestartBrokerRequest\" \n" +
 	"\x06Handle\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"P\n" +
 	"\x0eHandleResponse\x12\x16\n" +
@@ -1382,7 +1419,7 @@ const file_pubsub_v1_adapter_proto_rawDesc = "" +
 	"\x04Mode\x12\x10\n" +
 	"\fMODE_DEFAULT\x10\x00\x12\x0f\n" +
 	"\vMODE_SHARED\x10\x01\x12\x0f\n" +
-	"\vMODE_UNIQUE\x10\x022\xf8\a\n" +
+	"\vMODE_UNIQUE\x10\x022\xbc\b\n" +
 	"\aAdapter\x12F\n" +
 	"\tHandshake\x12\x1b.pubsub.v1.HandshakeRequest\x1a\x1c.pubsub.v1.HandshakeResponse\x127\n" +
 	"\x04Open\x12\x16.pubsub.v1.OpenRequest\x1a\x17.pubsub.v1.OpenResponse\x128\n" +
@@ -1392,7 +1429,8 @@ const file_pubsub_v1_adapter_proto_rawDesc = "" +
 	"\vEnsureTopic\x12\x17.pubsub.v1.TopicRequest\x1a\x10.pubsub.v1.Empty\x12B\n" +
 	"\tRetention\x12\x17.pubsub.v1.TopicRequest\x1a\x1c.pubsub.v1.RetentionResponse\x123\n" +
 	"\fCloseBackend\x12\x11.pubsub.v1.Handle\x1a\x10.pubsub.v1.Empty\x122\n" +
-	"\vKillBackend\x12\x11.pubsub.v1.Handle\x1a\x10.pubsub.v1.Empty\x12D\n" +
+	"\vKillBackend\x12\x11.pubsub.v1.Handle\x1a\x10.pubsub.v1.Empty\x12B\n" +
+	"\rRestartBroker\x12\x1f.pubsub.v1.RestartBrokerRequest\x1a\x10.pubsub.v1.Empty\x12D\n" +
 	"\vNewProducer\x12\x1a.pubsub.v1.ProducerRequest\x1a\x19.pubsub.v1.HandleResponse\x120\n" +
 	"\x04Send\x12\x16.pubsub.v1.SendRequest\x1a\x10.pubsub.v1.Empty\x124\n" +
 	"\rCloseProducer\x12\x11.pubsub.v1.Handle\x1a\x10.pubsub.v1.Empty\x12D\n" +
@@ -1415,97 +1453,100 @@ func file_pubsub_v1_adapter_proto_rawDescGZIP() []byte {
 }
 
 var file_pubsub_v1_adapter_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_pubsub_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_pubsub_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_pubsub_v1_adapter_proto_goTypes = []any{
-	(ProtocolVersion)(0),        // 0: pubsub.v1.ProtocolVersion
-	(ErrorCode)(0),              // 1: pubsub.v1.ErrorCode
-	(Position)(0),               // 2: pubsub.v1.Position
-	(Mode)(0),                   // 3: pubsub.v1.Mode
-	(*Error)(nil),               // 4: pubsub.v1.Error
-	(*HandshakeRequest)(nil),    // 5: pubsub.v1.HandshakeRequest
-	(*HandshakeResponse)(nil),   // 6: pubsub.v1.HandshakeResponse
-	(*OpenRequest)(nil),         // 7: pubsub.v1.OpenRequest
-	(*OpenResponse)(nil),        // 8: pubsub.v1.OpenResponse
-	(*Handle)(nil),              // 9: pubsub.v1.Handle
-	(*HandleResponse)(nil),      // 10: pubsub.v1.HandleResponse
-	(*Empty)(nil),               // 11: pubsub.v1.Empty
-	(*TopicRequest)(nil),        // 12: pubsub.v1.TopicRequest
-	(*TopicExistsResponse)(nil), // 13: pubsub.v1.TopicExistsResponse
-	(*RetentionResponse)(nil),   // 14: pubsub.v1.RetentionResponse
-	(*ProducerRequest)(nil),     // 15: pubsub.v1.ProducerRequest
-	(*Message)(nil),             // 16: pubsub.v1.Message
-	(*SendRequest)(nil),         // 17: pubsub.v1.SendRequest
-	(*ConsumerRequest)(nil),     // 18: pubsub.v1.ConsumerRequest
-	(*Delivery)(nil),            // 19: pubsub.v1.Delivery
-	(*ReceiveResponse)(nil),     // 20: pubsub.v1.ReceiveResponse
-	(*SettleRequest)(nil),       // 21: pubsub.v1.SettleRequest
-	nil,                         // 22: pubsub.v1.OpenRequest.SettingsEntry
-	nil,                         // 23: pubsub.v1.OpenRequest.RetentionEntry
-	nil,                         // 24: pubsub.v1.OpenResponse.UnsupportedEntry
-	nil,                         // 25: pubsub.v1.Message.PropertiesEntry
-	nil,                         // 26: pubsub.v1.Delivery.PropertiesEntry
-	(*durationpb.Duration)(nil), // 27: google.protobuf.Duration
+	(ProtocolVersion)(0),         // 0: pubsub.v1.ProtocolVersion
+	(ErrorCode)(0),               // 1: pubsub.v1.ErrorCode
+	(Position)(0),                // 2: pubsub.v1.Position
+	(Mode)(0),                    // 3: pubsub.v1.Mode
+	(*Error)(nil),                // 4: pubsub.v1.Error
+	(*HandshakeRequest)(nil),     // 5: pubsub.v1.HandshakeRequest
+	(*HandshakeResponse)(nil),    // 6: pubsub.v1.HandshakeResponse
+	(*OpenRequest)(nil),          // 7: pubsub.v1.OpenRequest
+	(*OpenResponse)(nil),         // 8: pubsub.v1.OpenResponse
+	(*RestartBrokerRequest)(nil), // 9: pubsub.v1.RestartBrokerRequest
+	(*Handle)(nil),               // 10: pubsub.v1.Handle
+	(*HandleResponse)(nil),       // 11: pubsub.v1.HandleResponse
+	(*Empty)(nil),                // 12: pubsub.v1.Empty
+	(*TopicRequest)(nil),         // 13: pubsub.v1.TopicRequest
+	(*TopicExistsResponse)(nil),  // 14: pubsub.v1.TopicExistsResponse
+	(*RetentionResponse)(nil),    // 15: pubsub.v1.RetentionResponse
+	(*ProducerRequest)(nil),      // 16: pubsub.v1.ProducerRequest
+	(*Message)(nil),              // 17: pubsub.v1.Message
+	(*SendRequest)(nil),          // 18: pubsub.v1.SendRequest
+	(*ConsumerRequest)(nil),      // 19: pubsub.v1.ConsumerRequest
+	(*Delivery)(nil),             // 20: pubsub.v1.Delivery
+	(*ReceiveResponse)(nil),      // 21: pubsub.v1.ReceiveResponse
+	(*SettleRequest)(nil),        // 22: pubsub.v1.SettleRequest
+	nil,                          // 23: pubsub.v1.OpenRequest.SettingsEntry
+	nil,                          // 24: pubsub.v1.OpenRequest.RetentionEntry
+	nil,                          // 25: pubsub.v1.OpenResponse.UnsupportedEntry
+	nil,                          // 26: pubsub.v1.Message.PropertiesEntry
+	nil,                          // 27: pubsub.v1.Delivery.PropertiesEntry
+	(*durationpb.Duration)(nil),  // 28: google.protobuf.Duration
 }
 var file_pubsub_v1_adapter_proto_depIdxs = []int32{
 	1,  // 0: pubsub.v1.Error.code:type_name -> pubsub.v1.ErrorCode
 	0,  // 1: pubsub.v1.HandshakeRequest.protocol_version:type_name -> pubsub.v1.ProtocolVersion
 	0,  // 2: pubsub.v1.HandshakeResponse.protocol_version:type_name -> pubsub.v1.ProtocolVersion
 	4,  // 3: pubsub.v1.HandshakeResponse.error:type_name -> pubsub.v1.Error
-	22, // 4: pubsub.v1.OpenRequest.settings:type_name -> pubsub.v1.OpenRequest.SettingsEntry
-	23, // 5: pubsub.v1.OpenRequest.retention:type_name -> pubsub.v1.OpenRequest.RetentionEntry
-	24, // 6: pubsub.v1.OpenResponse.unsupported:type_name -> pubsub.v1.OpenResponse.UnsupportedEntry
+	23, // 4: pubsub.v1.OpenRequest.settings:type_name -> pubsub.v1.OpenRequest.SettingsEntry
+	24, // 5: pubsub.v1.OpenRequest.retention:type_name -> pubsub.v1.OpenRequest.RetentionEntry
+	25, // 6: pubsub.v1.OpenResponse.unsupported:type_name -> pubsub.v1.OpenResponse.UnsupportedEntry
 	4,  // 7: pubsub.v1.OpenResponse.error:type_name -> pubsub.v1.Error
 	4,  // 8: pubsub.v1.HandleResponse.error:type_name -> pubsub.v1.Error
 	4,  // 9: pubsub.v1.Empty.error:type_name -> pubsub.v1.Error
-	27, // 10: pubsub.v1.TopicRequest.retention:type_name -> google.protobuf.Duration
+	28, // 10: pubsub.v1.TopicRequest.retention:type_name -> google.protobuf.Duration
 	4,  // 11: pubsub.v1.TopicExistsResponse.error:type_name -> pubsub.v1.Error
-	27, // 12: pubsub.v1.RetentionResponse.retention:type_name -> google.protobuf.Duration
+	28, // 12: pubsub.v1.RetentionResponse.retention:type_name -> google.protobuf.Duration
 	4,  // 13: pubsub.v1.RetentionResponse.error:type_name -> pubsub.v1.Error
-	25, // 14: pubsub.v1.Message.properties:type_name -> pubsub.v1.Message.PropertiesEntry
-	16, // 15: pubsub.v1.SendRequest.message:type_name -> pubsub.v1.Message
+	26, // 14: pubsub.v1.Message.properties:type_name -> pubsub.v1.Message.PropertiesEntry
+	17, // 15: pubsub.v1.SendRequest.message:type_name -> pubsub.v1.Message
 	2,  // 16: pubsub.v1.ConsumerRequest.position:type_name -> pubsub.v1.Position
 	3,  // 17: pubsub.v1.ConsumerRequest.mode:type_name -> pubsub.v1.Mode
-	26, // 18: pubsub.v1.Delivery.properties:type_name -> pubsub.v1.Delivery.PropertiesEntry
-	19, // 19: pubsub.v1.ReceiveResponse.delivery:type_name -> pubsub.v1.Delivery
+	27, // 18: pubsub.v1.Delivery.properties:type_name -> pubsub.v1.Delivery.PropertiesEntry
+	20, // 19: pubsub.v1.ReceiveResponse.delivery:type_name -> pubsub.v1.Delivery
 	4,  // 20: pubsub.v1.ReceiveResponse.error:type_name -> pubsub.v1.Error
-	19, // 21: pubsub.v1.SettleRequest.delivery:type_name -> pubsub.v1.Delivery
-	27, // 22: pubsub.v1.OpenRequest.RetentionEntry.value:type_name -> google.protobuf.Duration
+	20, // 21: pubsub.v1.SettleRequest.delivery:type_name -> pubsub.v1.Delivery
+	28, // 22: pubsub.v1.OpenRequest.RetentionEntry.value:type_name -> google.protobuf.Duration
 	5,  // 23: pubsub.v1.Adapter.Handshake:input_type -> pubsub.v1.HandshakeRequest
 	7,  // 24: pubsub.v1.Adapter.Open:input_type -> pubsub.v1.OpenRequest
-	12, // 25: pubsub.v1.Adapter.CreateTopic:input_type -> pubsub.v1.TopicRequest
-	12, // 26: pubsub.v1.Adapter.DeleteTopic:input_type -> pubsub.v1.TopicRequest
-	12, // 27: pubsub.v1.Adapter.TopicExists:input_type -> pubsub.v1.TopicRequest
-	12, // 28: pubsub.v1.Adapter.EnsureTopic:input_type -> pubsub.v1.TopicRequest
-	12, // 29: pubsub.v1.Adapter.Retention:input_type -> pubsub.v1.TopicRequest
-	9,  // 30: pubsub.v1.Adapter.CloseBackend:input_type -> pubsub.v1.Handle
-	9,  // 31: pubsub.v1.Adapter.KillBackend:input_type -> pubsub.v1.Handle
-	15, // 32: pubsub.v1.Adapter.NewProducer:input_type -> pubsub.v1.ProducerRequest
-	17, // 33: pubsub.v1.Adapter.Send:input_type -> pubsub.v1.SendRequest
-	9,  // 34: pubsub.v1.Adapter.CloseProducer:input_type -> pubsub.v1.Handle
-	18, // 35: pubsub.v1.Adapter.NewConsumer:input_type -> pubsub.v1.ConsumerRequest
-	9,  // 36: pubsub.v1.Adapter.Receive:input_type -> pubsub.v1.Handle
-	21, // 37: pubsub.v1.Adapter.Ack:input_type -> pubsub.v1.SettleRequest
-	21, // 38: pubsub.v1.Adapter.Nack:input_type -> pubsub.v1.SettleRequest
-	9,  // 39: pubsub.v1.Adapter.CloseConsumer:input_type -> pubsub.v1.Handle
-	6,  // 40: pubsub.v1.Adapter.Handshake:output_type -> pubsub.v1.HandshakeResponse
-	8,  // 41: pubsub.v1.Adapter.Open:output_type -> pubsub.v1.OpenResponse
-	11, // 42: pubsub.v1.Adapter.CreateTopic:output_type -> pubsub.v1.Empty
-	11, // 43: pubsub.v1.Adapter.DeleteTopic:output_type -> pubsub.v1.Empty
-	13, // 44: pubsub.v1.Adapter.TopicExists:output_type -> pubsub.v1.TopicExistsResponse
-	11, // 45: pubsub.v1.Adapter.EnsureTopic:output_type -> pubsub.v1.Empty
-	14, // 46: pubsub.v1.Adapter.Retention:output_type -> pubsub.v1.RetentionResponse
-	11, // 47: pubsub.v1.Adapter.CloseBackend:output_type -> pubsub.v1.Empty
-	11, // 48: pubsub.v1.Adapter.KillBackend:output_type -> pubsub.v1.Empty
-	10, // 49: pubsub.v1.Adapter.NewProducer:output_type -> pubsub.v1.HandleResponse
-	11, // 50: pubsub.v1.Adapter.Send:output_type -> pubsub.v1.Empty
-	11, // 51: pubsub.v1.Adapter.CloseProducer:output_type -> pubsub.v1.Empty
-	10, // 52: pubsub.v1.Adapter.NewConsumer:output_type -> pubsub.v1.HandleResponse
-	20, // 53: pubsub.v1.Adapter.Receive:output_type -> pubsub.v1.ReceiveResponse
-	11, // 54: pubsub.v1.Adapter.Ack:output_type -> pubsub.v1.Empty
-	11, // 55: pubsub.v1.Adapter.Nack:output_type -> pubsub.v1.Empty
-	11, // 56: pubsub.v1.Adapter.CloseConsumer:output_type -> pubsub.v1.Empty
-	40, // [40:57] is the sub-list for method output_type
-	23, // [23:40] is the sub-list for method input_type
+	13, // 25: pubsub.v1.Adapter.CreateTopic:input_type -> pubsub.v1.TopicRequest
+	13, // 26: pubsub.v1.Adapter.DeleteTopic:input_type -> pubsub.v1.TopicRequest
+	13, // 27: pubsub.v1.Adapter.TopicExists:input_type -> pubsub.v1.TopicRequest
+	13, // 28: pubsub.v1.Adapter.EnsureTopic:input_type -> pubsub.v1.TopicRequest
+	13, // 29: pubsub.v1.Adapter.Retention:input_type -> pubsub.v1.TopicRequest
+	10, // 30: pubsub.v1.Adapter.CloseBackend:input_type -> pubsub.v1.Handle
+	10, // 31: pubsub.v1.Adapter.KillBackend:input_type -> pubsub.v1.Handle
+	9,  // 32: pubsub.v1.Adapter.RestartBroker:input_type -> pubsub.v1.RestartBrokerRequest
+	16, // 33: pubsub.v1.Adapter.NewProducer:input_type -> pubsub.v1.ProducerRequest
+	18, // 34: pubsub.v1.Adapter.Send:input_type -> pubsub.v1.SendRequest
+	10, // 35: pubsub.v1.Adapter.CloseProducer:input_type -> pubsub.v1.Handle
+	19, // 36: pubsub.v1.Adapter.NewConsumer:input_type -> pubsub.v1.ConsumerRequest
+	10, // 37: pubsub.v1.Adapter.Receive:input_type -> pubsub.v1.Handle
+	22, // 38: pubsub.v1.Adapter.Ack:input_type -> pubsub.v1.SettleRequest
+	22, // 39: pubsub.v1.Adapter.Nack:input_type -> pubsub.v1.SettleRequest
+	10, // 40: pubsub.v1.Adapter.CloseConsumer:input_type -> pubsub.v1.Handle
+	6,  // 41: pubsub.v1.Adapter.Handshake:output_type -> pubsub.v1.HandshakeResponse
+	8,  // 42: pubsub.v1.Adapter.Open:output_type -> pubsub.v1.OpenResponse
+	12, // 43: pubsub.v1.Adapter.CreateTopic:output_type -> pubsub.v1.Empty
+	12, // 44: pubsub.v1.Adapter.DeleteTopic:output_type -> pubsub.v1.Empty
+	14, // 45: pubsub.v1.Adapter.TopicExists:output_type -> pubsub.v1.TopicExistsResponse
+	12, // 46: pubsub.v1.Adapter.EnsureTopic:output_type -> pubsub.v1.Empty
+	15, // 47: pubsub.v1.Adapter.Retention:output_type -> pubsub.v1.RetentionResponse
+	12, // 48: pubsub.v1.Adapter.CloseBackend:output_type -> pubsub.v1.Empty
+	12, // 49: pubsub.v1.Adapter.KillBackend:output_type -> pubsub.v1.Empty
+	12, // 50: pubsub.v1.Adapter.RestartBroker:output_type -> pubsub.v1.Empty
+	11, // 51: pubsub.v1.Adapter.NewProducer:output_type -> pubsub.v1.HandleResponse
+	12, // 52: pubsub.v1.Adapter.Send:output_type -> pubsub.v1.Empty
+	12, // 53: pubsub.v1.Adapter.CloseProducer:output_type -> pubsub.v1.Empty
+	11, // 54: pubsub.v1.Adapter.NewConsumer:output_type -> pubsub.v1.HandleResponse
+	21, // 55: pubsub.v1.Adapter.Receive:output_type -> pubsub.v1.ReceiveResponse
+	12, // 56: pubsub.v1.Adapter.Ack:output_type -> pubsub.v1.Empty
+	12, // 57: pubsub.v1.Adapter.Nack:output_type -> pubsub.v1.Empty
+	12, // 58: pubsub.v1.Adapter.CloseConsumer:output_type -> pubsub.v1.Empty
+	41, // [41:59] is the sub-list for method output_type
+	23, // [23:41] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -1522,7 +1563,7 @@ func file_pubsub_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pubsub_v1_adapter_proto_rawDesc), len(file_pubsub_v1_adapter_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

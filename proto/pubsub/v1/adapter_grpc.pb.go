@@ -55,6 +55,7 @@ const (
 	Adapter_Retention_FullMethodName     = "/pubsub.v1.Adapter/Retention"
 	Adapter_CloseBackend_FullMethodName  = "/pubsub.v1.Adapter/CloseBackend"
 	Adapter_KillBackend_FullMethodName   = "/pubsub.v1.Adapter/KillBackend"
+	Adapter_RestartBroker_FullMethodName = "/pubsub.v1.Adapter/RestartBroker"
 	Adapter_NewProducer_FullMethodName   = "/pubsub.v1.Adapter/NewProducer"
 	Adapter_Send_FullMethodName          = "/pubsub.v1.Adapter/Send"
 	Adapter_CloseProducer_FullMethodName = "/pubsub.v1.Adapter/CloseProducer"
@@ -86,6 +87,12 @@ type AdapterClient interface {
 	// handed out. Only in-process reference backends implement it (the crash spec R5 of a
 	// broker-less adapter); others answer UNIMPLEMENTED and the harness crashes a real process.
 	KillBackend(ctx context.Context, in *Handle, opts ...grpc.CallOption) (*Empty, error)
+	// RestartBroker simulates a broker restart in an in-process reference port (the broker-restart
+	// spec R4 of a broker-less adapter, run on a private adapter process): what clients hold
+	// unacknowledged becomes deliverable again, non-durable classes lose their messages, durable
+	// logs and subscription positions survive, open clients stay usable. Only reference ports
+	// implement it; others answer UNIMPLEMENTED (a real broker is restarted for real).
+	RestartBroker(ctx context.Context, in *RestartBrokerRequest, opts ...grpc.CallOption) (*Empty, error)
 	// Producer (handle = NewProducer's).
 	NewProducer(ctx context.Context, in *ProducerRequest, opts ...grpc.CallOption) (*HandleResponse, error)
 	Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -196,6 +203,16 @@ func (c *adapterClient) KillBackend(ctx context.Context, in *Handle, opts ...grp
 	return out, nil
 }
 
+func (c *adapterClient) RestartBroker(ctx context.Context, in *RestartBrokerRequest, opts ...grpc.CallOption) (*Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Empty)
+	err := c.cc.Invoke(ctx, Adapter_RestartBroker_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adapterClient) NewProducer(ctx context.Context, in *ProducerRequest, opts ...grpc.CallOption) (*HandleResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HandleResponse)
@@ -297,6 +314,12 @@ type AdapterServer interface {
 	// handed out. Only in-process reference backends implement it (the crash spec R5 of a
 	// broker-less adapter); others answer UNIMPLEMENTED and the harness crashes a real process.
 	KillBackend(context.Context, *Handle) (*Empty, error)
+	// RestartBroker simulates a broker restart in an in-process reference port (the broker-restart
+	// spec R4 of a broker-less adapter, run on a private adapter process): what clients hold
+	// unacknowledged becomes deliverable again, non-durable classes lose their messages, durable
+	// logs and subscription positions survive, open clients stay usable. Only reference ports
+	// implement it; others answer UNIMPLEMENTED (a real broker is restarted for real).
+	RestartBroker(context.Context, *RestartBrokerRequest) (*Empty, error)
 	// Producer (handle = NewProducer's).
 	NewProducer(context.Context, *ProducerRequest) (*HandleResponse, error)
 	Send(context.Context, *SendRequest) (*Empty, error)
@@ -343,6 +366,9 @@ func (UnimplementedAdapterServer) CloseBackend(context.Context, *Handle) (*Empty
 }
 func (UnimplementedAdapterServer) KillBackend(context.Context, *Handle) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method KillBackend not implemented")
+}
+func (UnimplementedAdapterServer) RestartBroker(context.Context, *RestartBrokerRequest) (*Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestartBroker not implemented")
 }
 func (UnimplementedAdapterServer) NewProducer(context.Context, *ProducerRequest) (*HandleResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NewProducer not implemented")
@@ -551,6 +577,24 @@ func _Adapter_KillBackend_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Adapter_RestartBroker_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestartBrokerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdapterServer).RestartBroker(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Adapter_RestartBroker_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdapterServer).RestartBroker(ctx, req.(*RestartBrokerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Adapter_NewProducer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ProducerRequest)
 	if err := dec(in); err != nil {
@@ -737,6 +781,10 @@ var Adapter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "KillBackend",
 			Handler:    _Adapter_KillBackend_Handler,
+		},
+		{
+			MethodName: "RestartBroker",
+			Handler:    _Adapter_RestartBroker_Handler,
 		},
 		{
 			MethodName: "NewProducer",

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	if err := serve.Serve("go-memory", "backends/memory via backends/remote/serve", memory.New); err != nil {
+	if err := serve.Serve("go-memory", "backends/memory via backends/remote/serve", memory.New, memory.ProcessBroker().Restart); err != nil {
 		fmt.Fprintln(os.Stderr, "memory-adapter:", err)
 		os.Exit(1)
 	}

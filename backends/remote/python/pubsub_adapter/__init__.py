@@ -29,16 +29,20 @@ from .adapter import (  # noqa: F401
 from . import errors  # noqa: F401
 
 
-def serve(factory, *, name: str, version: str) -> None:
+def serve(factory, *, name: str, version: str, restart=None) -> None:
     """Serve the protocol until the harness kills the process.
 
     factory: Config -> Backend (sync or async), called once per backends.Open.
     name, version: what the handshake reports (the adapter's own name and version,
     e.g. "trustgraph-kafka", "trustgraph-base 1.4.2").
+    restart: ONLY for an in-process reference port (memory.py): a callable (sync or
+    async, no arguments) that simulates a restart of the process's in-process broker
+    (RestartBroker, for the broker-restart spec R4). Adapters of real brokers leave it
+    None: their broker is restarted for real.
 
     Where to listen comes from the environment the harness sets
     (PUBSUB_ADAPTER_LISTEN); the SDK announces the address on stdout. Blocks.
     """
     from .server import serve as _serve
 
-    _serve(factory, name=name, version=version)
+    _serve(factory, name=name, version=version, restart=restart)

@@ -29,7 +29,9 @@ Mixing is allowed (an async Backend may hand out sync Consumers).
 Deadlines
 ---------
 Every call gets ``timeout``: the seconds left before the harness's deadline
-for that call (always > 0; the harness never calls with an expired deadline).
+for that call, less a margin (20 %, at most 100 ms) for the answer to reach
+the harness in time (always > 0). A method still running at the deadline is
+named on stderr.
 A method must return or raise ``Timeout`` within it. The harness enforces the
 deadline on its side too: a method that overruns it is a failed spec, never a
 hung run.
@@ -63,7 +65,8 @@ Lifecycle
   ``Backend.close`` must close anything still open. All ``close`` methods are
   idempotent.
 * ``Backend.kill`` (optional) is for in-process reference backends only: drop
-  the connection like a crashed process would, without any close (R5).
+  the connection like a crashed process would, without any close (R5). So is
+  ``serve(..., restart=...)``: restart the process's in-process broker (R4).
 * The process is killed (SIGKILL) when the harness is done with it or dies:
   never rely on a graceful shutdown for correctness.
 """

@@ -94,6 +94,21 @@ class Broker:
     def broadcast(self) -> None:  # called with cond held
         self.cond.notify_all()
 
+    def restart(self) -> None:
+        """Simulate a broker restart (backends/memory Broker.Restart): every connection's
+        in-flight (handed out, unacked) messages become deliverable again, and non-durable
+        classes lose their messages, as a broker that keeps them only in memory would. Durable
+        (flow) logs and all subscription positions survive; open Backends stay usable."""
+        with self.cond:
+            for tp in self.topics.values():
+                for s in tp.subs.values():
+                    for off in list(s.pending):
+                        s.release(off)
+                if not tp.t.durable:
+                    tp.log.clear()
+                    tp.offsets.clear()
+            self.broadcast()
+
 
 class MemoryBackend(Backend):
     def __init__(self, broker: Broker, cfg: Config):
@@ -341,4 +356,4 @@ def factory(cfg: Config) -> MemoryBackend:
 
 
 if __name__ == "__main__":
-    serve(factory, name="python-memory", version="1 (port of backends/memory)")
+    serve(factory, name="python-memory", version="1 (port of backends/memory)", restart=_BROKER.restart)

@@ -102,8 +102,9 @@ def _late(fn, fut) -> None:
 
 
 class Servicer(pb_grpc.AdapterServicer):
-    def __init__(self, factory: Callable, name: str, version: str):
+    def __init__(self, factory: Callable, name: str, version: str, restart: Optional[Callable] = None):
         self.factory = factory
+        self.restart = restart
         self.name = name
         self.version = version
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=512, thread_name_prefix="adapter")
@@ -125,7 +126,7 @@ class Servicer(pb_grpc.AdapterServicer):
         r = context.time_remaining()
         if r is None:
             return DEFAULT_BUDGET, DEFAULT_BUDGET
-        margin = min(0.05, r * 0.1)
+        margin = min(0.1, r * 0.2)
         return max(r - margin, 0.001), max(r - margin / 2, 0.001)
 
     async def _run(self, context, fn, *args, timeout: bool = True, **kwargs):
@@ -138,15 +139,30 @@ class Servicer(pb_grpc.AdapterServicer):
         else:
             cf = self.pool.submit(functools.partial(fn, *args, **kwargs))
             coro = asyncio.wrap_future(cf)
+        name = getattr(fn, "__qualname__", fn)
+
+        def overran(why: str) -> None:
+            # Say on stderr (attached to the spec) what was still running at the deadline.
+            if cf is not None and not cf.done():
+                cf.add_done_callback(functools.partial(_late, fn))
+                what = "abandoned (a thread cannot be cancelled)"
+            else:
+                what = "cancelled"
+            print(f"pubsub_adapter: {name} was still running at its deadline ({why}); {what}",
+                  file=sys.stderr, flush=True)
+
         try:
             return await asyncio.wait_for(coro, wait)
         except asyncio.TimeoutError as e:
-            if cf is not None and not cf.done():
-                cf.add_done_callback(functools.partial(_late, fn))
+            if cf is None or not cf.done():
+                overran(f"timeout {budget:.3f}s")
             # wait_for's own timeout, or the author's code raised one: both are a timeout.
-            raise errors.Timeout(
-                f"{getattr(fn, '__qualname__', fn)} did not return within its deadline ({budget:.3f}s)"
-            ) from e
+            raise errors.Timeout(f"{name} did not return within its deadline ({budget:.3f}s)") from e
+        except asyncio.CancelledError:
+            # The harness gave up first (its deadline passed before this answer could reach it,
+            # or it cancelled the call): grpc cancels this handler.
+            overran("the harness gave up on the call first")
+            raise
 
     def _backend(self, h: int):
         b = self.backends.get(h)
@@ -263,6 +279,15 @@ class Servicer(pb_grpc.AdapterServicer):
             self._forget(request.handle)
         return pb.Empty()
 
+    async def RestartBroker(self, request, context):
+        if self.restart is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"{self.name} has no in-process broker to restart")
+        try:
+            await self._run(context, self.restart, timeout=False)
+        except Exception as e:  # noqa: BLE001
+            return pb.Empty(error=_error(e))
+        return pb.Empty()
+
     async def NewProducer(self, request, context):
         try:
             p = await self._run(context, self._backend(request.backend).producer, request.topic)
@@ -327,12 +352,12 @@ class Servicer(pb_grpc.AdapterServicer):
         return await self._empty(lambda: self._run(context, c[0].close))
 
 
-async def _main(factory, name: str, version: str) -> None:
+async def _main(factory, name: str, version: str, restart) -> None:
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", 64 << 20),
         ("grpc.max_send_message_length", 64 << 20),
     ])
-    pb_grpc.add_AdapterServicer_to_server(Servicer(factory, name, version), server)
+    pb_grpc.add_AdapterServicer_to_server(Servicer(factory, name, version, restart), server)
     listen = os.environ.get("PUBSUB_ADAPTER_LISTEN", "127.0.0.1:0")
     port = server.add_insecure_port(listen)
     addr = listen if listen.startswith("unix:") else f"127.0.0.1:{port}"
@@ -341,6 +366,6 @@ async def _main(factory, name: str, version: str) -> None:
     await server.wait_for_termination()
 
 
-def serve(factory, *, name: str, version: str) -> None:
+def serve(factory, *, name: str, version: str, restart=None) -> None:
     """See pubsub_adapter.serve."""
-    asyncio.run(_main(factory, name, version))
+    asyncio.run(_main(factory, name, version, restart))
