@@ -20,6 +20,9 @@ type Adapter struct {
 	Broker string
 	// Reference marks an in-process reference port (never a conformance result).
 	Reference bool
+	// OptIn keeps it out of the default backend set of make conformance/mutants/bench
+	// (Descriptor.OptIn): it runs when named in BACKENDS / PUBSUB_BACKENDS.
+	OptIn bool
 	// Command is the argv to start. "{python}" is replaced by the python of the virtualenv of
 	// Requirements (see Venv), "{repo}" by the repository root, "{bin}" by the binary built
 	// from GoMain.
@@ -118,8 +121,10 @@ func FromEnviron(environ []string) ([]Adapter, error) {
 			errs = append(errs, fmt.Sprintf("%s=%q is not a command line", k, v))
 			continue
 		}
+		// OptIn: declaring an adapter does not change what a plain make test runs; it is
+		// tested when named (PUBSUB_BACKENDS=<name>, BACKENDS="<name> ...").
 		a := Adapter{Name: name, Command: argv, Broker: vars[k+"_BROKER"], Dir: vars[k+"_DIR"],
-			Description: vars[k+"_DESCRIPTION"]}
+			Description: vars[k+"_DESCRIPTION"], OptIn: true}
 		if a.Description == "" {
 			a.Description = "user-declared adapter: " + v
 		}

@@ -22,8 +22,8 @@ func TestFromEnviron(t *testing.T) {
 	want := []Adapter{
 		{Name: "my-kafka", Broker: "kafka", Dir: "adapters", Command: []string{"{python}", "-m", "my_adapter", "--flag", "a b"},
 			Requirements: []string{"backends/remote/python/requirements.txt", "my/reqs.txt"},
-			Description:  "user-declared adapter: {python} -m my_adapter --flag 'a b'"},
-		{Name: "rust", Command: []string{"./target/release/adapter"}, Description: "user-declared adapter: ./target/release/adapter"},
+			Description:  "user-declared adapter: {python} -m my_adapter --flag 'a b'", OptIn: true},
+		{Name: "rust", Command: []string{"./target/release/adapter"}, Description: "user-declared adapter: ./target/release/adapter", OptIn: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

@@ -59,6 +59,7 @@ func (ad Adapter) Descriptor() backends.Descriptor {
 		Description: ad.Description,
 		Broker:      ad.Broker,
 		Reference:   ad.Reference,
+		OptIn:       ad.OptIn,
 		New:         Constructor(ad),
 		Settings:    ad.Settings,
 		Env:         env,

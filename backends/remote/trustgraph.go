@@ -15,6 +15,7 @@ func init() {
 			Description: "TrustGraph's AsyncKafkaBackend (aiokafka), trustgraph-base 2.11.1, built by its " +
 				"get_async_pubsub factory from the KAFKA_* settings",
 			Broker:       "kafka",
+			OptIn:        true, // TrustGraph's known failures are results, not make test failures
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "kafka"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
@@ -23,6 +24,7 @@ func init() {
 			Description: "TrustGraph's AsyncPulsarBackend (pulsar.asyncio), trustgraph-base 2.11.1, built by " +
 				"its get_async_pubsub factory from the PULSAR_* settings",
 			Broker:       "pulsar",
+			OptIn:        true, // TrustGraph's known failures are results, not make test failures
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "pulsar"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
@@ -31,6 +33,7 @@ func init() {
 			Description: "TrustGraph's synchronous KafkaBackend (confluent-kafka), trustgraph-base 2.8.1, the " +
 				"last release that ships it, built by its get_pubsub factory from the KAFKA_* settings",
 			Broker:       "kafka",
+			OptIn:        true, // TrustGraph's known failures are results, not make test failures
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.sync_adapter", "kafka"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.8.1.txt"},
 		},
