@@ -29,7 +29,7 @@ Mixing is allowed (an async Backend may hand out sync Consumers).
 Deadlines
 ---------
 Every call gets ``timeout``: the seconds left before the harness's deadline
-for that call, less a margin (20 %, at least 50 ms, at most 0.5 s) for the answer to reach
+for that call, less a margin (10 %, at most 50 ms) for the answer to reach
 the harness in time (always > 0). A method still running at the deadline is
 named on stderr.
 A method must return or raise ``Timeout`` within it. The harness enforces the
