@@ -30,6 +30,10 @@ Contract call -> TrustGraph call (see README "TrustGraph's backends in the matri
     TopicExists / EnsureTopic  topic_exists(topic) / ensure_topic(topic)
     Retention                  none in TrustGraph -> error naming it
     Backend.Close              backend.close()
+
+Producer, Consumer and Send await TrustGraph within the call's deadline (as the SDK would);
+when TrustGraph's call outlives it, the Timeout quotes what TrustGraph's client logged about the
+topic meanwhile (common.bounded), so the spec's message names what it was stuck on.
 """
 
 from __future__ import annotations
@@ -56,12 +60,14 @@ REPLAY_PULSAR = (
 
 
 class Producer(pubsub_adapter.Producer):
-    def __init__(self, tg_producer: Any) -> None:
+    def __init__(self, topic: str, tg_producer: Any) -> None:
+        self._topic = topic
         self._p = tg_producer
 
     async def send(self, payload: bytes, properties, *, timeout: float) -> None:
         try:
-            await self._p.send(common.payload_of(payload), dict(properties))
+            await common.bounded(self._p.send(common.payload_of(payload), dict(properties)),
+                                 timeout, "producer.send", self._topic)
         except Exception as e:  # noqa: BLE001 - labelled, never hidden
             raise common.translate(e, "producer.send") from e
 
@@ -134,19 +140,26 @@ class Backend(pubsub_adapter.Backend):
 
     async def producer(self, topic: str, *, timeout: float):
         try:
-            await self._b.ensure_topic(topic)
-            p = await self._b.create_producer(topic, common.Payload)
+            p = await common.bounded(self._producer(topic), timeout, "ensure_topic + create_producer", topic)
         except Exception as e:  # noqa: BLE001
             raise common.translate(e, "create_producer") from e
-        return Producer(p)
+        return Producer(topic, p)
+
+    async def _producer(self, topic: str):
+        await self._b.ensure_topic(topic)
+        return await self._b.create_producer(topic, common.Payload)
+
+    async def _consumer(self, topic: str, subscription: str, position: Position):
+        await self._b.ensure_topic(topic)
+        return await self._b.create_consumer(topic, subscription, common.Payload,
+                                             initial_position=position.value)
 
     async def consumer(self, topic: str, subscription: str, *, position: Position, mode: Mode,
                        timeout: float):
         common.check_mode(topic, mode)
         try:
-            await self._b.ensure_topic(topic)
-            c = await self._b.create_consumer(topic, subscription, common.Payload,
-                                              initial_position=position.value)
+            c = await common.bounded(self._consumer(topic, subscription, position), timeout,
+                                     "ensure_topic + create_consumer", topic)
         except Exception as e:  # noqa: BLE001
             raise common.translate(e, "create_consumer") from e
         return Consumer(topic, c)
@@ -188,6 +201,8 @@ class Backend(pubsub_adapter.Backend):
 
 
 def make_factory(kind: str):
+    common.install_log_capture()
+
     async def factory(config: Config) -> Backend:
         from trustgraph.base.pubsub import get_async_pubsub
 

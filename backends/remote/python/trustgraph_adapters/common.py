@@ -247,3 +247,72 @@ def _code_of(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "timeout"
     return "internal"
+
+
+# --- Naming the cause of a TrustGraph call that outlives its deadline --------------------------
+#
+# When a TrustGraph call does not return within the contract call's deadline, the only witness of
+# what it was waiting for is what TrustGraph and its client library logged meanwhile (aiokafka:
+# "Topic tg.flow.x not found in cluster metadata"). Those lines go to stderr as before (the
+# harness attaches the adapter's stderr to the failed spec); the ones that name the topic are also
+# quoted in the timeout error, so the spec's own message says what the call was stuck on.
+
+import asyncio
+import collections
+import logging
+import time
+
+_recent = collections.deque(maxlen=2000)
+
+
+class _Recorder(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            _recent.append((time.monotonic(), f"{record.name}: {record.getMessage()}"))
+        except Exception:  # noqa: BLE001 - a log line that cannot be formatted is not quoted
+            pass
+
+
+def install_log_capture() -> None:
+    """Client-library warnings to stderr (as Python's last-resort handler printed them) and into
+    the buffer ``bounded`` quotes from."""
+    root = logging.getLogger()
+    if any(isinstance(h, _Recorder) for h in root.handlers):
+        return
+    out = logging.StreamHandler(sys.stderr)
+    out.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    out.setLevel(logging.WARNING)
+    rec = _Recorder()
+    rec.setLevel(logging.WARNING)
+    root.addHandler(out)
+    root.addHandler(rec)
+    if root.level > logging.WARNING or root.level == logging.NOTSET:
+        root.setLevel(logging.WARNING)
+
+
+def _lines_about(topic: str, since: float, n: int = 2):
+    key = topic.split(":")[-1]
+    got = [line for t, line in list(_recent) if t >= since and key and key in line]
+    seen, out = set(), []
+    for line in reversed(got):
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+        if len(out) == n:
+            break
+    return list(reversed(out))
+
+
+async def bounded(coro, timeout: float, what: str, topic: str):
+    """Await a TrustGraph coroutine within the call's own deadline (the SDK would cancel it at
+    the same moment); on timeout raise Timeout quoting what TrustGraph's client logged about the
+    topic meanwhile. No retry, no extra wait: the same bound, a better message."""
+    start = time.monotonic()
+    try:
+        return await asyncio.wait_for(coro, timeout)
+    except asyncio.TimeoutError:
+        lines = _lines_about(topic, start)
+        said = ("; meanwhile TrustGraph's client logged: " + " | ".join(lines)) if lines else \
+            "; TrustGraph's client logged nothing about the topic meanwhile"
+        raise errors.Timeout(f"{what}({topic!r}): TrustGraph's call did not return within "
+                             f"{timeout:.1f}s{said}") from None
