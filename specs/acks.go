@@ -33,7 +33,8 @@ func acks(env *Env) {
 				Expect(payloads(again.Got)).To(ContainElement("a1-nack-me"),
 					"%s: nacked message was not delivered again within %s of the nack; %s", cl, redeliverWithin, again.describe())
 				d := again.Got[len(again.Got)-1]
-				Expect(d.Properties).To(equalProps(sent.Properties), "redelivered properties differ (after %s)", since(nacked))
+				Expect(d.Properties).To(equalProps(sent.Properties), "redelivered properties differ (%d sent, %d redelivered, %s after the nack)",
+					len(sent.Properties), len(d.Properties), since(nacked))
 			},
 			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
 			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),

@@ -41,7 +41,8 @@ func delivery(env *Env) {
 				d := r.Got[i]
 				Expect(d.Payload).To(Equal(m.Payload),
 					"message %d: payload changed in transit or messages came out of send order: sent %d bytes, received %d bytes", i, len(m.Payload), len(d.Payload))
-				Expect(d.Properties).To(equalProps(m.Properties), "message %d: properties changed in transit", i)
+				Expect(d.Properties).To(equalProps(m.Properties),
+					"message %d: properties changed in transit (%d sent, %d received)", i, len(m.Properties), len(d.Properties))
 				Expect(d.Topic).To(Equal(topic), "message %d: Delivery.Topic", i)
 			}
 		}, SpecTimeout(specTimeout))
