@@ -32,7 +32,7 @@ const (
 // start first, longest first, so their waiting overlaps the rest instead of trailing the run.
 const (
 	startFirst  = SpecPriority(3) // T3: waits out a broker's retention expiry (~75 s on Pulsar)
-	startSecond = SpecPriority(2) // R4: starts a private broker and restarts it (two JVM starts)
+	startSecond = SpecPriority(2) // R4, R6: start a private broker and restart it (two JVM starts)
 	startEarly  = SpecPriority(1) // S1 (a private auth broker on Pulsar), D3 (1,000 messages), R5 (a child process)
 )
 

@@ -12,7 +12,7 @@ import (
 
 func restartMore(env *Env) {
 	Describe("flow restart without loss", Label("restart"), func() {
-		Behaviour("R6", func(ctx SpecContext) {
+		Behaviour("R6", startSecond, func(ctx SpecContext) {
 			if env.PrivateBroker == nil {
 				Skip(env.Backend + " suite provides no private broker to restart")
 			}
