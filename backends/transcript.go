@@ -11,6 +11,27 @@ type Transcriber interface {
 	Transcript() string
 }
 
+// Unwrapper is implemented by decorators of a Backend (the known-bad variants of
+// backends/mutants); FindTranscriber looks through them.
+type Unwrapper interface {
+	Unwrap() Backend
+}
+
+// FindTranscriber returns b's Transcriber, looking through decorators (Unwrapper).
+func FindTranscriber(b Backend) (Transcriber, bool) {
+	for b != nil {
+		if t, ok := b.(Transcriber); ok {
+			return t, true
+		}
+		u, ok := b.(Unwrapper)
+		if !ok {
+			return nil, false
+		}
+		b = u.Unwrap()
+	}
+	return nil, false
+}
+
 // Killer is implemented by in-process reference backends (backends/memory and the reference
 // ports served through backends/remote): Kill drops the connection the way a crashed process
 // would, with no Close of anything it handed out, so that the consumer-crash spec (R5) can run

@@ -30,7 +30,7 @@ func PrepareAdapters(ctx context.Context, names []string, progress func(string, 
 // call inside their nodes; the cleanup is registered after the spec's own (deferred) Close of
 // b, so it runs after it and the transcript includes the closes.
 func attachTranscript(b backends.Backend) {
-	t, ok := b.(backends.Transcriber)
+	t, ok := backends.FindTranscriber(b)
 	if !ok {
 		return
 	}

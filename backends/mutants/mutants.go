@@ -219,6 +219,10 @@ type backend struct {
 	afterConsumer func(ctx context.Context, c backends.Consumer)
 }
 
+// Unwrap returns the decorated backend (for optional interfaces such as backends.Transcriber:
+// a variant of an adapter still has the adapter's transcript of what reached it).
+func (b *backend) Unwrap() backends.Backend { return b.Backend }
+
 func (b *backend) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
 	c, err := b.Backend.Consumer(ctx, topic, sub, opts...)
 	if err != nil {
