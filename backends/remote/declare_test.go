@@ -33,3 +33,13 @@ func TestFromEnviron(t *testing.T) {
 		t.Fatalf("bad declarations: %v", err)
 	}
 }
+
+// TestMissingPythonIsOneLine: without python3 on PATH, a Python adapter fails with one line
+// that says what to install.
+func TestMissingPythonIsOneLine(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Venv(t.Context(), []string{SDKRequirements})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "python3 not found on PATH") {
+		t.Fatalf("got %q", err)
+	}
+}
