@@ -135,11 +135,17 @@ type Descriptor struct {
 	// backend's own settings or admin calls (latest-race, close-unsubscribes, auth-admin-only)
 	// and apply to it; the variants that decorate the contract apply to every backend anyway.
 	Variants []string
-	// OptIn keeps the backend out of the default set of ConformanceNames (make conformance, make
-	// mutants, make bench without BACKENDS): it runs when named. For backends under test that
+	// OptIn keeps the backend out of the default sets - ConformanceNames (make conformance, make
+	// mutants, make bench without BACKENDS) and, for a reference, the suite's default self-test
+	// run: it runs when named. For backends under test that
 	// are not ours to fix (TrustGraph's own, through backends/remote), whose known failures
 	// would otherwise fail every make test.
 	OptIn bool
+
+	// Prepare, when set, readies what the backend needs before a run's first spec (an
+	// adapter's build or virtualenv): called once per run, bounded by ctx, so that New only
+	// starts a client.
+	Prepare func(ctx context.Context) error
 
 	// InProcess, for a backend without a broker (Broker == ""), starts a private instance for a
 	// spec that restarts its broker (R4); nil when it has none. A client such a backend returns

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/backends/remote"
 	"github.com/pubsub-conformance/harness/fixtures"
 )
 
@@ -34,9 +33,9 @@ func Selected(flagValue string, getenv func(string) string) ([]string, error) {
 	if strings.TrimSpace(v) == "" {
 		var refs []string
 		for _, d := range backends.Descriptors(false) {
-			// The reference ports served through the adapter protocol (python-memory,
-			// go-memory) are run by name: make adapter-selftest.
-			if _, adapter := remote.Lookup(d.Name); d.Reference && !adapter {
+			// Opt-in references (the ports served through the adapter protocol,
+			// python-memory and go-memory) are run by name: make adapter-selftest.
+			if d.Reference && !d.OptIn {
 				refs = append(refs, d.Name)
 			}
 		}

@@ -80,8 +80,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	var err error
 	var sh suite.Shared
-	if err := suite.PrepareAdapters(ctx, names, progress); err != nil {
-		Fail("prepare adapters: " + err.Error()) // one line, like a broker that cannot start
+	if err := suite.PrepareBackends(ctx, names, progress); err != nil {
+		Fail(err.Error()) // "prepare <backend>: ...", one line, like a broker that cannot start
 	}
 	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), progress)
 	if err != nil {

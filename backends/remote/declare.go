@@ -59,6 +59,7 @@ var declared = []Adapter{
 		Name:         "python-memory",
 		Description:  "the in-memory reference backend ported to Python, served through the adapter protocol (self-test of the protocol path; not a broker)",
 		Reference:    true,
+		OptIn:        true, // run by name: make adapter-selftest
 		Command:      []string{"{python}", "-m", "pubsub_adapter.memory"},
 		Requirements: []string{SDKRequirements},
 	},
@@ -66,6 +67,7 @@ var declared = []Adapter{
 		Name:        "go-memory",
 		Description: "the Go in-memory reference backend served through the adapter protocol (measures the protocol's own cost; not a broker)",
 		Reference:   true,
+		OptIn:       true, // run by name: make adapter-selftest
 		Command:     []string{"{bin}"},
 		GoMain:      "./backends/remote/cmd/memory-adapter",
 	},

@@ -55,6 +55,7 @@ func (ad Adapter) Descriptor() backends.Descriptor {
 	}
 	return backends.Descriptor{
 		InProcess:   inProcess,
+		Prepare:     func(ctx context.Context) error { return Prepare(ctx, ad) },
 		Name:        ad.Name,
 		Description: ad.Description,
 		Broker:      ad.Broker,
@@ -65,26 +66,6 @@ func (ad Adapter) Descriptor() backends.Descriptor {
 		Env:         env,
 		Secret:      []string{"*PASSWORD*", "*SECRET*", "*TOKEN*", "*API_KEY*", "*_KEY_LOCATION"},
 	}
-}
-
-// Lookup returns the declaration of a registered adapter.
-func Lookup(name string) (Adapter, bool) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	ad, ok := registered[name]
-	return ad, ok
-}
-
-// PrepareNamed prepares (see Prepare) each of names that is a registered adapter.
-func PrepareNamed(ctx context.Context, names []string) error {
-	for _, n := range names {
-		if ad, ok := Lookup(n); ok {
-			if err := Prepare(ctx, ad); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // InstanceSetting names a private instance of a reference port: its own adapter process (the

@@ -2,25 +2,28 @@ package suite
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/backends/remote"
 )
 
-// PrepareAdapters makes the virtualenvs of the selected adapters before any spec runs (once per
-// run, on Ginkgo process 1), so that a spec's Open only starts a process.
-func PrepareAdapters(ctx context.Context, names []string, progress func(string, ...any)) error {
-	start := time.Now()
-	if err := remote.PrepareNamed(ctx, names); err != nil {
-		return err
-	}
+// PrepareBackends readies the selected backends that need it before any spec runs (once per
+// run, on Ginkgo process 1; Descriptor.Prepare: an adapter's build or virtualenv), so that a
+// spec's Open only starts a client.
+func PrepareBackends(ctx context.Context, names []string, progress func(string, ...any)) error {
 	for _, n := range names {
-		if _, ok := remote.Lookup(n); ok {
-			progress("adapter %s ready (%s)", n, time.Since(start).Round(time.Millisecond))
+		d, err := backends.Lookup(n)
+		if err != nil || d.Prepare == nil {
+			continue
 		}
+		start := time.Now()
+		if err := d.Prepare(ctx); err != nil {
+			return fmt.Errorf("prepare %s: %w", n, err)
+		}
+		progress("%s ready (%s)", n, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
