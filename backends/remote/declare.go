@@ -149,11 +149,27 @@ func FromEnviron(environ []string) ([]Adapter, error) {
 	return out, nil
 }
 
-// RepoRoot is the repository root (the directory of go.mod), found from this source file.
+// RepoRoot is the repository root (the directory of go.mod), found from this source file
+// (PUBSUB_REPO_ROOT overrides).
 func RepoRoot() string {
 	if r := os.Getenv("PUBSUB_REPO_ROOT"); r != "" {
 		return r
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(root, SDKRequirements)); err == nil {
+		return root
+	}
+	// Built with -trimpath (no source path): the go.mod above the working directory.
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				return d
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return root
 }
