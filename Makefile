@@ -1,6 +1,7 @@
 # Pub/sub conformance harness.
 #
-#   make test          vet, unit tests, memory self-test, then conformance against real brokers
+#   make test          vet, unit tests, memory self-tests (Go, and Python through the adapter
+#                      protocol), then conformance against real brokers
 #   make conformance   the spec suite against real brokers, one run per backend, then the matrix
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
@@ -53,7 +54,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1.
