@@ -18,8 +18,9 @@ import (
 // sendTimeout bounds one Send or Ack: a backend that hangs costs an error count, not the run.
 const sendTimeout = 30 * time.Second
 
-// maxErrors stops a workload whose sends keep failing instead of waiting out every one.
-const maxErrors = 100
+// maxErrors stops a workload whose sends keep failing instead of waiting out every one (each
+// may take sendTimeout: a backend that hangs costs minutes, not hours).
+const maxErrors = 10
 
 // Throughput sends n messages of size bytes to topic from senders goroutines, each waiting for
 // the broker's confirmation before its next Send, and times first Send to last confirmation.
@@ -52,7 +53,10 @@ func ThroughputRounds(ctx context.Context, ts []Target, topics []string, n, size
 		}
 		defer closeQuietly(s.Close)
 		loads[i] = newSendLoad(s, size, senders)
-		if _, _, err := loads[i].run(ctx, max(n/100, senders)); err != nil {
+		if _, failed, err := loads[i].run(ctx, max(n/100, senders), 1); err != nil || failed > 0 {
+			if err == nil {
+				err = fmt.Errorf("%d sends failed, first: %w", failed, loads[i].firstErr)
+			}
 			errs[i] = fmt.Errorf("throughput warm-up: %w", err)
 		}
 	}
@@ -67,7 +71,7 @@ func ThroughputRounds(ctx context.Context, ts []Target, topics []string, n, size
 			if l == nil || errs[i] != nil {
 				continue
 			}
-			el, f, err := l.run(ctx, count)
+			el, f, err := l.run(ctx, count, maxErrors)
 			elapsed[i] += el
 			failed[i] += f
 			if err != nil {
@@ -90,9 +94,10 @@ func ThroughputRounds(ctx context.Context, ts []Target, topics []string, n, size
 
 // sendLoad is senders goroutines sharing one Sender.
 type sendLoad struct {
-	s       Sender
-	payload []byte
-	senders int
+	s        Sender
+	payload  []byte
+	senders  int
+	firstErr error // of the last run
 }
 
 func newSendLoad(s Sender, size, senders int) *sendLoad {
@@ -103,8 +108,9 @@ func newSendLoad(s Sender, size, senders int) *sendLoad {
 	return &sendLoad{s: s, payload: payload, senders: senders}
 }
 
-// run sends total messages and returns the time it took and how many Sends failed.
-func (l *sendLoad) run(ctx context.Context, total int) (time.Duration, int, error) {
+// run sends total messages and returns the time it took and how many Sends failed; it gives
+// up after maxErr failures (the warm-up after the first).
+func (l *sendLoad) run(ctx context.Context, total int, maxErr int64) (time.Duration, int, error) {
 	var next, errs atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -115,7 +121,7 @@ func (l *sendLoad) run(ctx context.Context, total int) (time.Duration, int, erro
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(total) {
-				if ctx.Err() != nil || errs.Load() >= maxErrors {
+				if ctx.Err() != nil || errs.Load() >= maxErr {
 					return
 				}
 				sctx, cancel := context.WithTimeout(ctx, sendTimeout)
@@ -130,7 +136,8 @@ func (l *sendLoad) run(ctx context.Context, total int) (time.Duration, int, erro
 	}
 	wg.Wait()
 	el := time.Since(start)
-	if errs.Load() >= maxErrors {
+	l.firstErr = firstErr
+	if errs.Load() >= maxErr {
 		return el, int(errs.Load()), fmt.Errorf("gave up after %d failed sends, first: %w", errs.Load(), firstErr)
 	}
 	if ctx.Err() != nil {

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
-	_ "github.com/pubsub-conformance/harness/backends/all"
+	"github.com/pubsub-conformance/harness/backends/all"
 	"github.com/pubsub-conformance/harness/bench"
 	"github.com/pubsub-conformance/harness/bench/raw"
 	"github.com/pubsub-conformance/harness/fixtures"
@@ -62,6 +62,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "bench:", err); return 2 }
 
+	if all.AdapterError != nil {
+		return fail(all.AdapterError)
+	}
 	sel := *names
 	if sel == "" && os.Getenv("PUBSUB_BACKENDS") == "" {
 		sel = strings.Join(backends.ConformanceNames(), ",")
