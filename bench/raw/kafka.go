@@ -88,9 +88,33 @@ func kafkaName(topic string) (string, error) {
 	return kafka.TopicName(t), nil
 }
 
-func (k *Kafka) Sender(_ context.Context, topic string) (bench.Sender, error) {
+// ensure creates the Kafka topic when missing (1 partition, as the backend maps it): the run
+// creates every topic through the backend under test, but an out-of-process adapter may name
+// or create topics its own way, and the raw baseline must not depend on that.
+func (k *Kafka) ensure(ctx context.Context, name string) error {
+	a, err := ck.NewAdminClientFromProducer(k.p)
+	if err != nil {
+		return fmt.Errorf("raw kafka admin: %w", err)
+	}
+	defer a.Close()
+	res, err := a.CreateTopics(ctx, []ck.TopicSpecification{{Topic: name, NumPartitions: 1, ReplicationFactor: 1}})
+	if err != nil {
+		return fmt.Errorf("raw kafka create %s: %w", name, err)
+	}
+	for _, r := range res {
+		if r.Error.Code() != ck.ErrNoError && r.Error.Code() != ck.ErrTopicAlreadyExists {
+			return fmt.Errorf("raw kafka create %s: %w", name, r.Error)
+		}
+	}
+	return nil
+}
+
+func (k *Kafka) Sender(ctx context.Context, topic string) (bench.Sender, error) {
 	name, err := kafkaName(topic)
 	if err != nil {
+		return nil, err
+	}
+	if err := k.ensure(ctx, name); err != nil {
 		return nil, err
 	}
 	return &kafkaSender{p: k.p, name: name}, nil
@@ -132,6 +156,9 @@ func (s *kafkaSender) Close(context.Context) error { return nil }
 func (k *Kafka) Receiver(ctx context.Context, topic, sub string) (bench.Receiver, error) {
 	name, err := kafkaName(topic)
 	if err != nil {
+		return nil, err
+	}
+	if err := k.ensure(ctx, name); err != nil {
 		return nil, err
 	}
 	c, err := ck.NewConsumer(&ck.ConfigMap{
