@@ -92,9 +92,17 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 func (b *Backend) waitPermits(ctx context.Context, r resolved, subscription, consumerName string) error {
 	t := time.NewTicker(readyPoll)
 	defer t.Stop()
+	var transient error
 	for {
 		st, err := b.admin.stats(ctx, r)
-		if err != nil && statusOf(err) != 404 {
+		switch {
+		case err == nil, statusOf(err) == 404: // 404: the topic is not loaded yet
+		case statusOf(err) == 500:
+			// The broker's stats of a non-persistent topic fail with a NullPointerException
+			// (a subscription's dispatcher still null) while another subscription of the topic
+			// is being created: the subscription is not ready to report yet, so poll again.
+			transient = err
+		default:
 			return fmt.Errorf("wait for permits: %w", err)
 		}
 		for _, cs := range st.Subscriptions[subscription].Consumers {
@@ -104,7 +112,7 @@ func (b *Backend) waitPermits(ctx context.Context, r resolved, subscription, con
 		}
 		select {
 		case <-ctx.Done():
-			return backends.CtxErr(ctx, "wait for the broker to grant the consumer permits")
+			return errors.Join(backends.CtxErr(ctx, "wait for the broker to grant the consumer permits"), transient)
 		case <-t.C:
 		}
 	}
