@@ -274,16 +274,33 @@ func write(o options, res Results, total time.Duration, w io.Writer) error {
 }
 
 // labelFilter keeps the run short: no slow specs (R4's private broker restart, T3's expiry
-// wait; no variant needs them), and S1 only on the base and auth-admin-only, because on a
-// Pulsar base every S1 starts a private token-auth broker.
+// wait), except a slow spec a variant in the run was written for (R6 for reconnect-stalls),
+// which runs on that variant and the base only; and S1 only on the base and auth-admin-only,
+// because on a Pulsar base every S1 starts a private token-auth broker.
 func labelFilter(base string, names []string, extra string) string {
-	var s1 []string
+	var s1, slow []string
 	for _, n := range names {
-		if _, v := mutants.Split(n); v == "" || v == "auth-admin-only" {
+		_, v := mutants.Split(n)
+		if v == "" || v == "auth-admin-only" {
 			s1 = append(s1, "backend:"+n)
 		}
+		if vr, ok := mutants.LookupFor(base, v); ok && v != "" {
+			for _, id := range vr.Catches {
+				if b, ok := catalogue.Lookup(id); ok && slices.Contains(b.Labels, "slow") {
+					for _, on := range []string{n, base} {
+						if c := "backend:" + on + " && " + catalogue.IDLabel(id); !slices.Contains(slow, c) {
+							slow = append(slow, c)
+						}
+					}
+				}
+			}
+		}
 	}
-	f := "!slow && (!security || " + strings.Join(s1, " || ") + ")"
+	notSlow := "!slow"
+	if len(slow) > 0 {
+		notSlow = "(!slow || (" + strings.Join(slow, ") || (") + "))"
+	}
+	f := notSlow + " && (!security || " + strings.Join(s1, " || ") + ")"
 	if extra != "" {
 		f = "(" + f + ") && (" + extra + ")"
 	}

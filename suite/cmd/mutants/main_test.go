@@ -163,6 +163,11 @@ func TestLabelFilter(t *testing.T) {
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// A slow spec a variant was written for runs on that variant and the base only.
+	if got, want := labelFilter("kafka", []string{"kafka", "kafka~reconnect-stalls"}, ""),
+		"(!slow || (backend:kafka~reconnect-stalls && id:R6) || (backend:kafka && id:R6)) && (!security || backend:kafka)"; got != want {
+		t.Errorf("labelFilter with reconnect-stalls = %q; want %q", got, want)
+	}
 	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka)) && (acks)" {
 		t.Errorf("extra filter: got %q", got)
 	}
