@@ -202,6 +202,13 @@ type Instance interface {
 	Close()
 }
 
+// Cuttable is implemented by Instances that can simulate a network cut between their clients
+// and their broker (the fault specs, F*): SetUnreachable(true) cuts, SetUnreachable(false)
+// heals; clients opened before the cut must work again after the heal.
+type Cuttable interface {
+	SetUnreachable(cut bool)
+}
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Descriptor{}

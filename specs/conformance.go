@@ -30,6 +30,7 @@ func Conformance(env *Env) bool {
 		acksUnknown(env)
 		restart(env)
 		restartMore(env)
+		faults(env)
 		retention(env)
 		lifecycle(env)
 		lifecycleMore(env)

@@ -39,6 +39,11 @@ type Env struct {
 	// brokers).
 	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
 
+	// FaultyBroker starts a broker the calling spec owns behind a TCP proxy that the spec can
+	// cut and heal (the F specs). The spec stops it with DeferCleanup(fb.Stop). Unavailable(reason)
+	// when the provider cannot put a proxy in front of its broker (container, external).
+	FaultyBroker func(ctx context.Context) (FaultyBroker, error)
+
 	// CrashConsumer runs a consumer of topic on subscription (initial position earliest)
 	// somewhere it can be killed without any Close (a child process that gets SIGKILL; the
 	// reference backend drops its connection): it receives n messages without acking them,
@@ -72,6 +77,21 @@ type PrivateBroker interface {
 	// it returns when the broker is ready again.
 	Restart(ctx context.Context) error
 	// Stop stops the broker and removes its data. Idempotent.
+	Stop(ctx context.Context) error
+	// LogTail returns the last lines of this broker's log ("" when none).
+	LogTail() string
+}
+
+// FaultyBroker is a broker owned by one spec whose clients all reach it through a proxy.
+type FaultyBroker interface {
+	// Open returns a new client on this broker (through the proxy); the spec closes it.
+	Open(ctx context.Context) (backends.Backend, error)
+	// Cut closes every client connection and refuses new ones until Heal; the broker keeps
+	// running.
+	Cut(ctx context.Context) error
+	// Heal lets clients connect again (same addresses).
+	Heal(ctx context.Context) error
+	// Stop stops the broker and the proxy. Idempotent.
 	Stop(ctx context.Context) error
 	// LogTail returns the last lines of this broker's log ("" when none).
 	LogTail() string

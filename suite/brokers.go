@@ -184,3 +184,38 @@ func (r *realPrivate) Restart(ctx context.Context) error {
 }
 func (r *realPrivate) Stop(ctx context.Context) error { return r.b.Stop(ctx) }
 func (r *realPrivate) LogTail() string                { return r.b.LogTail(80) }
+
+// faultyBroker starts a broker owned by the calling spec behind a fault proxy (the F specs):
+// only the local provider can (fixtures.ErrNoFaults otherwise, which becomes the skip reason).
+func faultyBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.FaultyBroker, error) {
+	if sh.Provider == "external" {
+		return nil, specs.Unavailable("external brokers: the run cannot make them advertise a fault proxy's address")
+	}
+	p, err := chooseProvider(progress)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	b, err := p.Start(ctx, kind, fixtures.WithFaultProxy(), fixtures.WithProgress(progress))
+	if errors.Is(err, fixtures.ErrNoFaults) {
+		return nil, specs.Unavailable("%v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start private %s behind a fault proxy: %w", kind, err)
+	}
+	f, ok := b.(fixtures.Faults)
+	if !ok {
+		_ = b.Stop(ctx)
+		return nil, specs.Unavailable("the %s provider's brokers cannot be cut (no fixtures.Faults)", p.Name())
+	}
+	progress("private %s behind a fault proxy ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
+	return &realFaulty{realPrivate: realPrivate{b: b, name: name}, f: f}, nil
+}
+
+type realFaulty struct {
+	realPrivate
+	f fixtures.Faults
+}
+
+func (r *realFaulty) Cut(context.Context) error  { return r.f.Cut() }
+func (r *realFaulty) Heal(context.Context) error { return r.f.Heal() }

@@ -59,6 +59,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	env.PrivateBroker = func(ctx context.Context) (specs.PrivateBroker, error) {
 		return privateBroker(ctx, name, kind, sh, progress)
 	}
+	env.FaultyBroker = func(ctx context.Context) (specs.FaultyBroker, error) {
+		return faultyBroker(ctx, name, kind, sh, progress)
+	}
 	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
 		cfg, err := config()
 		if err != nil {
@@ -81,6 +84,18 @@ func inProcessEnv(env *specs.Env, name string) {
 			return nil, specs.Unavailable("%s offers no private in-process instance", name)
 		}
 		return &inProcessPrivate{inst: d.InProcess(), name: name}, nil
+	}
+	env.FaultyBroker = func(context.Context) (specs.FaultyBroker, error) {
+		if d.InProcess == nil {
+			return nil, specs.Unavailable("%s offers no private in-process instance", name)
+		}
+		inst := d.InProcess()
+		cut, ok := inst.(backends.Cuttable)
+		if !ok {
+			inst.Close()
+			return nil, specs.Unavailable("%s's private instance cannot simulate a network cut (backends.Cuttable)", name)
+		}
+		return &inProcessFaulty{inProcessPrivate{inst: inst, name: name}, cut}, nil
 	}
 	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
 		// The crashing "process" is a separate client of the unmodified base backend, dropped
@@ -138,3 +153,13 @@ func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
 func (p *inProcessPrivate) Restart(context.Context) error { p.inst.Restart(); return nil }
 func (p *inProcessPrivate) Stop(context.Context) error    { p.inst.Close(); return nil }
 func (p *inProcessPrivate) LogTail() string               { return "" }
+
+// inProcessFaulty is a private in-process instance whose "network" is the instance's
+// unreachable switch (backends.Cuttable): the reference's stand-in for a proxy.
+type inProcessFaulty struct {
+	inProcessPrivate
+	cut backends.Cuttable
+}
+
+func (f *inProcessFaulty) Cut(context.Context) error  { f.cut.SetUnreachable(true); return nil }
+func (f *inProcessFaulty) Heal(context.Context) error { f.cut.SetUnreachable(false); return nil }

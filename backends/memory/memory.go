@@ -44,7 +44,9 @@ type Broker struct {
 	seq     atomic.Int64 // unique ids for unique-mode subscriptions and deliveries
 	// restarts counts Restart calls (the restart-strands-consumers variant reads it).
 	restarts atomic.Int64
-	now      func() time.Time
+	// unreachable simulates a network cut between every client and this broker (Cut).
+	unreachable atomic.Bool
+	now         func() time.Time
 }
 
 // NewBroker returns an empty broker.
@@ -106,6 +108,13 @@ func (b *Broker) Restart() {
 	}
 	b.broadcast()
 }
+
+// SetUnreachable simulates a network cut (true) between every client and the broker, and its
+// heal (false): while cut, every call that needs the broker (topic admin, Producer, Consumer,
+// Send) fails at once with ErrUnavailable, as a client that gets "connection refused" may;
+// Receive keeps waiting (a client retries its connection until its deadline), and nothing the
+// broker holds changes. Open Backends work again after the heal.
+func (b *Broker) SetUnreachable(cut bool) { b.unreachable.Store(cut) }
 
 // Open connects a new Backend to the broker. It is the Constructor body: cfg supplies the
 // per-class retention overrides.
@@ -182,6 +191,7 @@ type instance struct {
 
 func (i *instance) Settings() map[string]string { return map[string]string{BrokerSetting: i.id} }
 func (i *instance) Restart()                    { i.b.Restart() }
+func (i *instance) SetUnreachable(cut bool)     { i.b.SetUnreachable(cut) }
 func (i *instance) Close() {
 	instMu.Lock()
 	delete(instances, i.id)
@@ -214,6 +224,9 @@ func (be *Backend) check(ctx context.Context, what string) error {
 	defer be.mu.Unlock()
 	if be.closed {
 		return fmt.Errorf("%s: %w", what, backends.ErrClosed)
+	}
+	if be.broker.unreachable.Load() {
+		return fmt.Errorf("%s: %w: the in-process broker is cut off (simulated network cut)", what, backends.ErrUnavailable)
 	}
 	return nil
 }

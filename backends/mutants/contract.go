@@ -63,6 +63,12 @@ func init() {
 			Wrap:    func(b backends.Backend) backends.Backend { return &silentClose{Backend: b} },
 		},
 		Variant{
+			Name:    "exists-swallows-errors",
+			Catches: []string{"F4"},
+			Defect:  "TopicExists answers false, nil when the broker cannot be reached (the admin error is swallowed), so a caller creates or gives up on a topic that exists",
+			Wrap:    func(b backends.Backend) backends.Backend { return &existsSwallows{Backend: b} },
+		},
+		Variant{
 			Name:    "close-twice-fails",
 			Catches: []string{"L9"},
 			Defect:  "a second Close of a producer, consumer or backend returns an error",
@@ -407,4 +413,16 @@ func (c *orphanConsumer) Receive(ctx context.Context) (backends.Delivery, error)
 		return backends.Delivery{}, backends.CtxErr(ctx, "receive")
 	}
 	return c.Consumer.Receive(ctx)
+}
+
+// existsSwallows answers "missing" instead of the error when the broker is unreachable or the
+// call timed out (exists-swallows-errors).
+type existsSwallows struct{ backends.Backend }
+
+func (b *existsSwallows) TopicExists(ctx context.Context, topic string) (bool, error) {
+	ok, err := b.Backend.TopicExists(ctx, topic)
+	if errors.Is(err, backends.ErrUnavailable) || errors.Is(err, backends.ErrTimeout) {
+		return false, nil
+	}
+	return ok, err
 }

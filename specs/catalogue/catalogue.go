@@ -37,6 +37,7 @@ var Areas = []struct{ Name, Letter string }{
 	{"retention", "T"},
 	{"lifecycle", "L"},
 	{"security", "S"},
+	{"fault", "F"},
 }
 
 // Behaviours is the catalogue, in catalogue order.
@@ -165,6 +166,10 @@ var Behaviours = []Behaviour{
 	{ID: "S1", Area: "security",
 		Title: "good credentials work; bad ones fail fast with an auth error",
 		Must:  "MUST, against an auth-enabled broker, make admin, producer and consumer work with good credentials, and fail fast (well within the bound, not a hang) with an error wrapping ErrAuth with bad credentials."},
+	{ID: "F4", Area: "fault",
+		Title:  "while the broker is unreachable every call fails within its context; after the heal the same Backend works",
+		Labels: []string{"fault", "network"},
+		Must:   "MUST end every call made while the network to the broker is cut - Consumer(), Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that swallows the failure is a defect), and work again, the same Backend and the producer opened before the cut, once the network is healed (a round trip)."},
 }
 
 // LabelPrefix starts the Ginkgo label that carries a spec's ID ("id:D1").

@@ -49,6 +49,7 @@ var expectations = map[string][]string{
 	"drops-empty-properties":    {"D1"},
 	"shared-fans-out":           {"G1", "G3"},
 	"accepts-invalid-topics":    {"L4"},
+	"exists-swallows-errors":    {"F4"},
 }
 
 func TestBrokenReferenceVariantsFailTheirSpecs(t *testing.T) {

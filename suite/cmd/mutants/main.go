@@ -275,14 +275,19 @@ func write(o options, res Results, total time.Duration, w io.Writer) error {
 
 // labelFilter keeps the run short: no slow specs (R4's private broker restart, T3's expiry
 // wait), except a slow spec a variant in the run was written for (R6 for reconnect-stalls),
-// which runs on that variant and the base only; and S1 only on the base and auth-admin-only,
-// because on a Pulsar base every S1 starts a private token-auth broker.
+// which runs on that variant and the base only; S1 only on the base and auth-admin-only,
+// because on a Pulsar base every S1 starts a private token-auth broker; and the network fault
+// specs (label network: each starts a private broker behind a proxy) only on the base and the
+// variants written for them (Catches an F spec).
 func labelFilter(base string, names []string, extra string) string {
-	var s1, slow []string
+	var s1, slow, net []string
 	for _, n := range names {
 		_, v := mutants.Split(n)
 		if v == "" || v == "auth-admin-only" {
 			s1 = append(s1, "backend:"+n)
+		}
+		if v == "" || catchesFault(base, v) {
+			net = append(net, "backend:"+n)
 		}
 		if vr, ok := mutants.LookupFor(base, v); ok && v != "" {
 			for _, id := range vr.Catches {
@@ -300,7 +305,7 @@ func labelFilter(base string, names []string, extra string) string {
 	if len(slow) > 0 {
 		notSlow = "(!slow || (" + strings.Join(slow, ") || (") + "))"
 	}
-	f := notSlow + " && (!security || " + strings.Join(s1, " || ") + ")"
+	f := notSlow + " && (!security || " + strings.Join(s1, " || ") + ") && (!network || " + strings.Join(net, " || ") + ")"
 	if extra != "" {
 		f = "(" + f + ") && (" + extra + ")"
 	}
@@ -429,4 +434,10 @@ func classify(out *Outcome, cases []reports.Case) {
 			break
 		}
 	}
+}
+
+// catchesFault reports whether variant v of base was written for a network fault spec (F*).
+func catchesFault(base, v string) bool {
+	vr, ok := mutants.LookupFor(base, v)
+	return ok && slices.ContainsFunc(vr.Catches, func(id string) bool { return strings.HasPrefix(id, "F") })
 }

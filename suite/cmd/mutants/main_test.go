@@ -158,17 +158,17 @@ func TestVerdictsAndExit(t *testing.T) {
 }
 
 func TestLabelFilter(t *testing.T) {
-	got := labelFilter("pulsar", []string{"pulsar", "pulsar~nack-noop", "pulsar~auth-admin-only"}, "")
-	want := "!slow && (!security || backend:pulsar || backend:pulsar~auth-admin-only)"
+	got := labelFilter("pulsar", []string{"pulsar", "pulsar~nack-noop", "pulsar~auth-admin-only", "pulsar~exists-swallows-errors"}, "")
+	want := "!slow && (!security || backend:pulsar || backend:pulsar~auth-admin-only) && (!network || backend:pulsar || backend:pulsar~exists-swallows-errors)"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	// A slow spec a variant was written for runs on that variant and the base only.
 	if got, want := labelFilter("kafka", []string{"kafka", "kafka~reconnect-stalls"}, ""),
-		"(!slow || (backend:kafka~reconnect-stalls && id:R6) || (backend:kafka && id:R6)) && (!security || backend:kafka)"; got != want {
+		"(!slow || (backend:kafka~reconnect-stalls && id:R6) || (backend:kafka && id:R6)) && (!security || backend:kafka) && (!network || backend:kafka)"; got != want {
 		t.Errorf("labelFilter with reconnect-stalls = %q; want %q", got, want)
 	}
-	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka)) && (acks)" {
+	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka) && (!network || backend:kafka)) && (acks)" {
 		t.Errorf("extra filter: got %q", got)
 	}
 }

@@ -1,0 +1,246 @@
+package specs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// Bounds of the fault specs.
+const (
+	// faultCallWithin is the context of each call made while the network is cut: long enough
+	// for a client to see refused connections and give up or time out, short enough that F4
+	// stays near 15 s. The calls run concurrently (C-BE-1), so the cut lasts about this long.
+	faultCallWithin = 10 * time.Second
+	// faultLate is how long after its deadline a call may still return before the spec calls
+	// it hung: scheduling on a loaded machine, not a grace the contract gives.
+	faultLate = 2 * time.Second
+)
+
+// timeline records what happened when during a fault spec; its String goes into every failure
+// message, so a failure says when the network was cut and healed and what each call did.
+type timeline struct {
+	start time.Time
+	mu    sync.Mutex
+	lines []string
+}
+
+func newTimeline() *timeline { return &timeline{start: time.Now()} }
+
+func (t *timeline) add(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	line := fmt.Sprintf("  +%7.3fs  %s", time.Since(t.start).Seconds(), fmt.Sprintf(format, args...))
+	t.lines = append(t.lines, line)
+	fmt.Fprintln(GinkgoWriter, line) // shown with -v, and with a failure
+}
+
+func (t *timeline) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return "fault timeline:\n" + strings.Join(t.lines, "\n")
+}
+
+// faultyBroker starts the spec's private broker behind a proxy, stopped by DeferCleanup, or
+// skips with the reason the environment gives.
+func faultyBroker(ctx context.Context, env *Env) FaultyBroker {
+	GinkgoHelper()
+	if env.FaultyBroker == nil {
+		Skip(env.Backend + " suite provides no broker behind a fault proxy")
+	}
+	fb, err := env.FaultyBroker(ctx)
+	skipIfUnavailable(err)
+	Expect(err).NotTo(HaveOccurred(), "start a private broker behind a fault proxy")
+	DeferCleanup(func(ctx SpecContext) { Expect(fb.Stop(ctx)).To(Succeed(), "stop the private broker") }, NodeTimeout(2*time.Minute))
+	DeferCleanup(func() {
+		if tail := fb.LogTail(); tail != "" && CurrentSpecReport().Failed() {
+			AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
+		}
+	})
+	return fb
+}
+
+// cutCall is one contract call made while the network is cut.
+type cutCall struct {
+	name string
+	// call returns what it answered besides the error ("exists=false"), for the timeline.
+	call func(ctx context.Context) (string, error)
+}
+
+type cutResult struct {
+	took   time.Duration
+	answer string
+	err    error
+}
+
+func faults(env *Env) {
+	Describe("network faults", Label("fault"), func() {
+		// MUST end every call made while the network to the broker is cut - Consumer(),
+		// Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an
+		// error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that
+		// swallows the failure is a defect), and work again, the same Backend and the producer
+		// opened before the cut, once the network is healed (a round trip).
+		Behaviour("F4", startEarly, func(ctx SpecContext) {
+			fb := faultyBroker(ctx, env)
+			tl := newTimeline()
+			b, err := fb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+			DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+
+			// Before the cut: topics, a producer, and one round trip, so the client holds live
+			// connections (metadata, coordinator, lookups) when they are cut.
+			existing := newTopic(backends.ClassFlow, "f4")
+			doomed := newTopic(backends.ClassFlow, "f4-del")
+			for _, t := range []string{existing, doomed} {
+				cctx, cancel := context.WithTimeout(ctx, callWithin)
+				err := b.CreateTopic(cctx, t)
+				cancel()
+				Expect(err).NotTo(HaveOccurred(), "create %s before the cut", t)
+			}
+			p := produce(ctx, b, existing)
+			c := subscribe(ctx, b, existing, unique("f4"), backends.WithPosition(backends.Earliest))
+			sendAll(ctx, p, msg("f4-before", 0))
+			r := receiveN(ctx, c, 1, arriveWithin, ack)
+			Expect(r.Got).To(HaveLen(1), "round trip before the cut; %s", r.describe())
+			closeNow(ctx, c)
+			tl.add("round trip before the cut done")
+
+			Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
+			tl.add("network CUT")
+			healed := false
+			DeferCleanup(func(ctx SpecContext) {
+				if !healed {
+					_ = fb.Heal(ctx)
+				}
+			}, NodeTimeout(callWithin))
+
+			// What a call opened despite the cut is closed after the spec (never from the
+			// calls' goroutines).
+			var openedMu sync.Mutex
+			var opened []func(context.Context) error
+			keep := func(close func(context.Context) error) {
+				openedMu.Lock()
+				defer openedMu.Unlock()
+				opened = append(opened, close)
+			}
+			DeferCleanup(func(ctx SpecContext) {
+				openedMu.Lock()
+				defer openedMu.Unlock()
+				for _, c := range opened {
+					_ = c(ctx)
+				}
+			}, NodeTimeout(callWithin))
+			calls := []cutCall{
+				{"Consumer()", func(ctx context.Context) (string, error) {
+					c, err := b.Consumer(ctx, newTopic(backends.ClassFlow, "f4-cut"), unique("f4"))
+					if c != nil {
+						keep(c.Close)
+					}
+					return "", err
+				}},
+				{"Producer()", func(ctx context.Context) (string, error) {
+					p, err := b.Producer(ctx, newTopic(backends.ClassFlow, "f4-cut"))
+					if p != nil {
+						keep(p.Close)
+					}
+					return "", err
+				}},
+				{"Send", func(ctx context.Context) (string, error) { return "", p.Send(ctx, msg("f4-during", 0)) }},
+				{"CreateTopic", func(ctx context.Context) (string, error) {
+					return "", b.CreateTopic(ctx, newTopic(backends.ClassFlow, "f4-new"))
+				}},
+				{"DeleteTopic", func(ctx context.Context) (string, error) { return "", b.DeleteTopic(ctx, doomed) }},
+				{"TopicExists", func(ctx context.Context) (string, error) {
+					ok, err := b.TopicExists(ctx, existing)
+					return fmt.Sprintf("exists=%v", ok), err
+				}},
+			}
+			results := make(chan struct {
+				i int
+				cutResult
+			}, len(calls))
+			for i, cl := range calls {
+				go func() {
+					defer GinkgoRecover()
+					cctx, cancel := context.WithTimeout(ctx, faultCallWithin)
+					defer cancel()
+					start := time.Now()
+					answer, err := cl.call(cctx)
+					results <- struct {
+						i int
+						cutResult
+					}{i, cutResult{time.Since(start), answer, err}}
+				}()
+			}
+			got := map[int]cutResult{}
+			hung := time.NewTimer(faultCallWithin + faultLate)
+		collect:
+			for len(got) < len(calls) {
+				select {
+				case r := <-results:
+					got[r.i] = r.cutResult
+					tl.add("%s returned after %s: %s error=%v", calls[r.i].name, r.took.Round(time.Millisecond), r.answer, r.err)
+				case <-hung.C:
+					break collect
+				case <-ctx.Done():
+					break collect
+				}
+			}
+			hung.Stop()
+			var bad []string
+			for i, cl := range calls {
+				r, ok := got[i]
+				switch {
+				case !ok:
+					tl.add("%s still running: it did not end within its %s context (+%s)", cl.name, faultCallWithin, faultLate)
+					bad = append(bad, cl.name+" hung past its context")
+				case r.err == nil:
+					bad = append(bad, strings.TrimSpace(cl.name+" returned no error "+r.answer))
+				case !errors.Is(r.err, backends.ErrUnavailable) && !errors.Is(r.err, backends.ErrTimeout):
+					bad = append(bad, fmt.Sprintf("%s: error wraps neither ErrUnavailable nor ErrTimeout (%v)", cl.name, r.err))
+				}
+			}
+
+			Expect(fb.Heal(ctx)).To(Succeed(), "heal the network")
+			healed = true
+			tl.add("network HEALED")
+			Expect(bad).To(BeEmpty(), "while the network was cut, every call must end within its context with an error wrapping ErrUnavailable or ErrTimeout;\n%s", tl)
+
+			// After the heal: the same Backend and the producer from before the cut work again.
+			// Each call once, with the ordinary bound: the client reconnects by itself.
+			cctx, cancel := context.WithTimeout(ctx, callWithin)
+			start := time.Now()
+			exists, err := b.TopicExists(cctx, existing)
+			cancel()
+			tl.add("after heal: TopicExists after %s: %v, %v", since(start), exists, err)
+			Expect(err).NotTo(HaveOccurred(), "TopicExists after the heal;\n%s", tl)
+			Expect(exists).To(BeTrue(), "TopicExists after the heal of a topic created before the cut;\n%s", tl)
+
+			cctx, cancel = context.WithTimeout(ctx, callWithin)
+			start = time.Now()
+			c2, err := b.Consumer(cctx, existing, unique("f4-after"), backends.WithPosition(backends.Latest))
+			cancel()
+			tl.add("after heal: Consumer() after %s: %v", since(start), err)
+			Expect(err).NotTo(HaveOccurred(), "Consumer() after the heal;\n%s", tl)
+			DeferCleanup(func(ctx SpecContext) { Expect(c2.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+
+			cctx, cancel = context.WithTimeout(ctx, callWithin)
+			start = time.Now()
+			err = p.Send(cctx, msg("f4-after", 0))
+			cancel()
+			tl.add("after heal: Send on the producer from before the cut after %s: %v", since(start), err)
+			Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
+			r = receivePayload(ctx, c2, "f4-after-0", arriveWithin, ack)
+			tl.add("after heal: received %s", show(payloads(r.Got)))
+			Expect(payloads(r.Got)).To(ContainElement("f4-after-0"), "the message sent after the heal must arrive; %s\n%s", r.describe(), tl)
+		}, SpecTimeout(3*time.Minute))
+	})
+}
