@@ -66,7 +66,7 @@ func init() {
 			Name:    "exists-swallows-errors",
 			Catches: []string{"F4"},
 			Defect:  "TopicExists answers false, nil when the broker cannot be reached (the admin error is swallowed), so a caller creates or gives up on a topic that exists",
-			Wrap:    func(b backends.Backend) backends.Backend { return &existsSwallows{Backend: b} },
+			Wrap:    func(b backends.Backend) backends.Backend { return &existsSwallows{backend{Backend: b}} },
 		},
 		Variant{
 			Name:    "close-twice-fails",
@@ -417,7 +417,7 @@ func (c *orphanConsumer) Receive(ctx context.Context) (backends.Delivery, error)
 
 // existsSwallows answers "missing" instead of the error when the broker is unreachable or the
 // call timed out (exists-swallows-errors).
-type existsSwallows struct{ backends.Backend }
+type existsSwallows struct{ backend } // backend: Unwrap, so transcripts reach through
 
 func (b *existsSwallows) TopicExists(ctx context.Context, topic string) (bool, error) {
 	ok, err := b.Backend.TopicExists(ctx, topic)
