@@ -23,6 +23,10 @@ const (
 	// faultLate is how long after its deadline a call may still return before the spec calls
 	// it hung: scheduling on a loaded machine, not a grace the contract gives.
 	faultLate = 2 * time.Second
+	// faultCut is how long F1 keeps the network cut.
+	faultCut = 5 * time.Second
+	// sendAttemptWithin bounds each Send attempt of F1's retrying sender.
+	sendAttemptWithin = 3 * time.Second
 )
 
 // timeline records what happened when during a fault spec; its String goes into every failure
@@ -83,6 +87,122 @@ type cutResult struct {
 
 func faults(env *Env) {
 	Describe("network faults", Label("fault"), func() {
+		// MUST keep a consumer that waits through a 5 s network cut working without the
+		// application reopening it: a message sent before the cut, one sent during it (the
+		// sender retrying until a Send returns nil) and one sent after the heal all arrive on
+		// it, and the message acked before the cut is not delivered again.
+		Behaviour("F1", startEarly, func(ctx SpecContext) {
+			fb := faultyBroker(ctx, env)
+			tl := newTimeline()
+			b, err := fb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+			DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+			topic := newTopic(backends.ClassFlow, "f1")
+			c := subscribe(ctx, b, topic, unique("f1"), backends.WithPosition(backends.Earliest))
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, msg("f1-before", 0))
+			r := receiveN(ctx, c, 1, arriveWithin, ack)
+			Expect(payloads(r.Got)).To(ConsistOf("f1-before-0"), "round trip before the cut; %s", r.describe())
+			tl.add("before: sent, received and acked f1-before-0")
+
+			Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
+			tl.add("network CUT for %s", faultCut)
+			healed := make(chan error, 1)
+			heal := time.AfterFunc(faultCut, func() { // the fault's duration, not synchronisation
+				err := fb.Heal(context.Background())
+				tl.add("network HEALED (%v)", err)
+				healed <- err
+			})
+			DeferCleanup(func(ctx SpecContext) {
+				if heal.Stop() {
+					_ = fb.Heal(ctx)
+				}
+			}, NodeTimeout(callWithin))
+
+			// The sender: "during" is sent while cut, retried (each attempt bounded, paced)
+			// until a Send returns nil; "after" once the network is back.
+			sent := make(chan error, 1)
+			go func() {
+				defer GinkgoRecover()
+				deadline := time.Now().Add(faultCut + callWithin)
+				pace := time.NewTicker(250 * time.Millisecond) // pacing of retries, not synchronisation
+				defer pace.Stop()
+				for attempt := 1; ; attempt++ {
+					sctx, cancel := context.WithTimeout(ctx, sendAttemptWithin)
+					start := time.Now()
+					err := p.Send(sctx, msg("f1-during", 0))
+					cancel()
+					tl.add("Send f1-during attempt %d returned after %s: %v", attempt, since(start), err)
+					if err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						sent <- fmt.Errorf("no Send of f1-during succeeded in %d attempts by %s after the cut: %w", attempt, faultCut+callWithin, err)
+						return
+					}
+					select {
+					case <-ctx.Done():
+						sent <- ctx.Err()
+						return
+					case <-pace.C:
+					}
+				}
+				select {
+				case err := <-healed:
+					if err != nil {
+						sent <- fmt.Errorf("heal: %w", err)
+						return
+					}
+				case <-ctx.Done():
+					sent <- ctx.Err()
+					return
+				}
+				sctx, cancel := context.WithTimeout(ctx, callWithin)
+				defer cancel()
+				start := time.Now()
+				err := p.Send(sctx, msg("f1-after", 0))
+				tl.add("Send f1-after returned after %s: %v", since(start), err)
+				sent <- err
+			}()
+
+			// The consumer waits through the cut: Receive again after any error, as an
+			// application does, never reopening.
+			want := []string{"f1-during-0", "f1-after-0"}
+			var got []string
+			rctx, cancel := context.WithTimeout(ctx, faultCut+callWithin+arriveWithin)
+			defer cancel()
+			for len(missing(want, countStrings(got))) > 0 && rctx.Err() == nil {
+				start := time.Now()
+				d, err := c.Receive(rctx)
+				if err != nil {
+					if rctx.Err() == nil {
+						tl.add("Receive returned after %s: %v", since(start), err)
+						select { // pacing after a failed Receive, not synchronisation
+						case <-rctx.Done():
+						case <-time.After(250 * time.Millisecond):
+						}
+					}
+					continue
+				}
+				got = append(got, string(d.Payload))
+				tl.add("received %s", d.Payload)
+				actx, acancel := context.WithTimeout(ctx, callWithin)
+				err = c.Ack(actx, d)
+				acancel()
+				Expect(err).NotTo(HaveOccurred(), "ack %q;\n%s", d.Payload, tl)
+			}
+			var sendErr error
+			select {
+			case sendErr = <-sent:
+			case <-ctx.Done():
+				sendErr = ctx.Err()
+			}
+			Expect(sendErr).NotTo(HaveOccurred(), "the sender;\n%s", tl)
+			Expect(missing(want, countStrings(got))).To(BeEmpty(),
+				"the consumer that waited through the cut must receive what was sent during it and after the heal; got %s;\n%s", show(got), tl)
+			Expect(got).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
+		}, SpecTimeout(3*time.Minute))
+
 		// MUST end every call made while the network to the broker is cut - Consumer(),
 		// Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an
 		// error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that
@@ -243,4 +363,13 @@ func faults(env *Env) {
 			Expect(payloads(r.Got)).To(ContainElement("f4-after-0"), "the message sent after the heal must arrive; %s\n%s", r.describe(), tl)
 		}, SpecTimeout(3*time.Minute))
 	})
+}
+
+// countStrings counts payload strings like counts does deliveries.
+func countStrings(ps []string) map[string]int {
+	m := map[string]int{}
+	for _, p := range ps {
+		m[p]++
+	}
+	return m
 }
