@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,19 +90,34 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 
 // waitPermits polls the topic's stats until the broker lists consumerName on subscription
 // with available permits, i.e. until the broker would dispatch a new message to it.
+//
+// A 404 (topic not loaded yet) and a 5xx are "not known yet": the poll goes on within ctx. The
+// 5xx is the broker's own race: a non-persistent subscription is listed on its topic before
+// addConsumer created its dispatcher, and NonPersistentSubscription.getStats reads the
+// dispatcher's drop rate without a null check, so stats asked for in that window are an NPE
+// (HTTP 500). Any other refusal (401/403 -> ErrAuth) ends the wait at once; ctx's end ends it
+// with ErrTimeout (or Canceled) quoting the last 5xx answer, if the broker never stopped giving one.
 func (b *Backend) waitPermits(ctx context.Context, r resolved, subscription, consumerName string) error {
 	t := time.NewTicker(readyPoll)
 	defer t.Stop()
-	var transient error
+	var last error // the last 5xx answer, nil once the broker answered again
+	ended := func() error {
+		what := "wait for the broker to grant the consumer permits"
+		if last != nil {
+			what += " (last stats answer: " + last.Error() + ")"
+		}
+		return backends.CtxErr(ctx, what)
+	}
 	for {
 		st, err := b.admin.stats(ctx, r)
-		switch {
-		case err == nil, statusOf(err) == 404: // 404: the topic is not loaded yet
-		case statusOf(err) == 500:
-			// The broker's stats of a non-persistent topic fail with a NullPointerException
-			// (a subscription's dispatcher still null) while another subscription of the topic
-			// is being created: the subscription is not ready to report yet, so poll again.
-			transient = err
+		switch s := statusOf(err); {
+		case err == nil:
+			last = nil
+		case s == http.StatusNotFound:
+		case s >= http.StatusInternalServerError:
+			last = err
+		case ctx.Err() != nil:
+			return ended()
 		default:
 			return fmt.Errorf("wait for permits: %w", err)
 		}
@@ -112,7 +128,7 @@ func (b *Backend) waitPermits(ctx context.Context, r resolved, subscription, con
 		}
 		select {
 		case <-ctx.Done():
-			return errors.Join(backends.CtxErr(ctx, "wait for the broker to grant the consumer permits"), transient)
+			return ended()
 		case <-t.C:
 		}
 	}

@@ -396,3 +396,93 @@ func TestAdminErrorText(t *testing.T) {
 		}
 	}
 }
+
+// waitPermits polls the topic stats; the broker answers some of those polls with a 500 that
+// is its own race, not a refusal: a non-persistent subscription is listed on the topic before
+// its dispatcher exists, and the stats endpoint throws an NPE on it (seen under D2's
+// concurrent subscriptions). The poll rides over such answers within its ctx; a refusal
+// (401/403) still ends it at once, and a 500 that never goes away ends it at the deadline
+// with ErrTimeout quoting the broker's last answer.
+func TestWaitPermitsRidesOverTransientServerErrors(t *testing.T) {
+	const statsPath = "/admin/v2/non-persistent/t/response/x/stats"
+	const npe = `{"reason":"--- An unexpected error occurred in the server --- Message: Cannot invoke \"org.apache.pulsar.broker.service.nonpersistent.NonPersistentDispatcher.getMessageDropRate()\" because \"dispatcher\" is null"}`
+	const ready = `{"subscriptions":{"s":{"consumers":[{"consumerName":"c1","availablePermits":1000}]}}}`
+	r := resolved{tenant: "t", namespace: "response", local: "x"}
+	// answers: the status of each stats call in turn; the last one repeats.
+	serve := func(t *testing.T, answers ...int) (*Backend, *int) {
+		var mu sync.Mutex
+		calls := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.URL.Path != statsPath {
+				t.Errorf("unexpected call %s %s", req.Method, req.URL.Path)
+				w.WriteHeader(http.StatusTeapot)
+				return
+			}
+			mu.Lock()
+			st := answers[min(calls, len(answers)-1)]
+			calls++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(st)
+			switch st {
+			case http.StatusOK:
+				_, _ = w.Write([]byte(ready))
+			case http.StatusInternalServerError:
+				_, _ = w.Write([]byte(npe))
+			default:
+				_, _ = w.Write([]byte(`{"reason":"refused"}`))
+			}
+		}))
+		t.Cleanup(srv.Close)
+		adm, err := newAdmin(srv.URL, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Backend{admin: adm}, &calls
+	}
+
+	t.Run("500 then ready", func(t *testing.T) {
+		b, calls := serve(t, 500, 500, 200)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.waitPermits(ctx, r, "s", "c1"); err != nil {
+			t.Fatalf("a broker 500 during subscription creation must not end the wait: %v", err)
+		}
+		if *calls != 3 {
+			t.Errorf("stats calls: %d, want 3 (two 500s, then the answer)", *calls)
+		}
+	})
+	t.Run("500 until the deadline", func(t *testing.T) {
+		b, _ := serve(t, 500)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		err := b.waitPermits(ctx, r, "s", "c1")
+		if !errors.Is(err, backends.ErrTimeout) || !strings.Contains(err.Error(), "HTTP 500") ||
+			!strings.Contains(err.Error(), `"dispatcher" is null`) {
+			t.Fatalf("want ErrTimeout quoting the last 500 answer, got %v", err)
+		}
+	})
+	for _, st := range []int{401, 403} {
+		t.Run(fmt.Sprintf("%d ends it", st), func(t *testing.T) {
+			b, calls := serve(t, 500, st, 200)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := b.waitPermits(ctx, r, "s", "c1")
+			if !errors.Is(err, backends.ErrAuth) || errors.Is(err, backends.ErrTimeout) {
+				t.Fatalf("want ErrAuth at once, got %v", err)
+			}
+			if *calls != 2 {
+				t.Errorf("stats calls: %d, want 2 (no poll after the refusal)", *calls)
+			}
+		})
+	}
+	t.Run("cancel ends it", func(t *testing.T) {
+		b, _ := serve(t, 500)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		err := b.waitPermits(ctx, r, "s", "c1")
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("want context.Canceled, got %v", err)
+		}
+	})
+}
