@@ -171,6 +171,12 @@ func TestLabelFilter(t *testing.T) {
 	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka) && (!network || backend:kafka)) && (acks)" {
 		t.Errorf("extra filter: got %q", got)
 	}
+	// memory's restart-strands-consumers too (its only spec, R6, is slow); nack-noop gets no R6.
+	got = labelFilter("memory", []string{"memory", "memory~nack-noop", "memory~restart-strands-consumers"}, "")
+	want = "(!slow || (backend:memory~restart-strands-consumers && id:R6) || (backend:memory && id:R6)) && (!security || backend:memory) && (!network || backend:memory)"
+	if got != want {
+		t.Errorf("labelFilter with restart-strands-consumers:\n got %q\nwant %q", got, want)
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -207,8 +213,9 @@ func TestMemoryRun(t *testing.T) {
 	}
 	dir := t.TempDir()
 	o := options{
-		bases: []string{"memory"}, variants: []string{"exists-always-true", "nack-noop"},
-		procs: 2, labelFilter: "lifecycle && !id:L8", timeout: 5 * time.Minute,
+		bases: []string{"memory"}, variants: []string{"exists-always-true", "nack-noop", "restart-strands-consumers"},
+		// R6 is slow: only the driver's default filter can let it through to the variant it catches.
+		procs: 2, labelFilter: "(lifecycle && !id:L8) || id:R6", timeout: 5 * time.Minute,
 		out: filepath.Join(dir, "mutants.md"), reportDir: filepath.Join(dir, "mutants"), moduleRoot: root,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -226,6 +233,9 @@ func TestMemoryRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(got["memory~exists-always-true"], "KILLED by L1") {
 		t.Errorf("exists-always-true: %q, want KILLED by L1...", got["memory~exists-always-true"])
+	}
+	if !strings.HasPrefix(got["memory~restart-strands-consumers"], "KILLED by R6") {
+		t.Errorf("restart-strands-consumers: %q, want KILLED by R6 (its own spec, slow, in the run because it catches it)", got["memory~restart-strands-consumers"])
 	}
 	if got["memory~nack-noop"] != "SURVIVED" { // the lifecycle specs but L8 (Nack after Close) cannot see a Nack defect
 		t.Errorf("nack-noop under a lifecycle-only filter: %q, want SURVIVED", got["memory~nack-noop"])
