@@ -40,14 +40,45 @@ func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 		if run.Interrupted == "" {
 			run.Interrupted = InterruptedReason(rep.SpecialSuiteFailureReasons)
 		}
+		filter := selectionFilter(rep.SuiteConfig)
 		for _, s := range rep.SpecReports {
-			run.Cases = append(run.Cases, specCase(s))
+			c := specCase(s)
+			if c.Status == Skip && c.Message == "" && filter != "" {
+				// Ginkgo reports a spec its filters left out as skipped with no message.
+				c.Message = "not selected by this run's " + filter
+			}
+			run.Cases = append(run.Cases, c)
 		}
 	}
 	if len(run.Cases) == 0 {
 		return nil, fmt.Errorf("%s: Ginkgo report contains no spec: did the suite run at all?", name)
 	}
 	return run, nil
+}
+
+// selectionFilter describes the run's spec filters ("" when the run selected every spec), so
+// that a spec they left out reads as not selected instead of a skip with no reason.
+func selectionFilter(c types.SuiteConfig) string {
+	var parts []string
+	if c.LabelFilter != "" {
+		parts = append(parts, fmt.Sprintf("--label-filter=%q", c.LabelFilter))
+	}
+	for _, f := range c.FocusStrings {
+		parts = append(parts, fmt.Sprintf("--focus=%q", f))
+	}
+	for _, f := range c.SkipStrings {
+		parts = append(parts, fmt.Sprintf("--skip=%q", f))
+	}
+	for _, f := range c.FocusFiles {
+		parts = append(parts, fmt.Sprintf("--focus-file=%q", f))
+	}
+	for _, f := range c.SkipFiles {
+		parts = append(parts, fmt.Sprintf("--skip-file=%q", f))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "filter " + strings.Join(parts, " ")
 }
 
 // specCase is one Ginkgo spec (or suite node) as a Case.
