@@ -121,10 +121,10 @@ func ReadRun(path string) (*Run, error) {
 type xmlSuite struct {
 	Name       string        `xml:"name,attr"`
 	Properties []xmlProperty `xml:"properties>property"`
-	Time      string     `xml:"time,attr"`
-	Timestamp string     `xml:"timestamp,attr"`
-	Cases     []xmlCase  `xml:"testcase"`
-	Suites    []xmlSuite `xml:"testsuite"` // some tools nest suites
+	Time       string        `xml:"time,attr"`
+	Timestamp  string        `xml:"timestamp,attr"`
+	Cases      []xmlCase     `xml:"testcase"`
+	Suites     []xmlSuite    `xml:"testsuite"` // some tools nest suites
 }
 
 type xmlProperty struct {
