@@ -83,6 +83,8 @@ test: setup vet unit catalogue selftest adapter-selftest conformance
 
 vet: setup
 	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt: these files need gofmt -w: $$unformatted" >&2; exit 1; fi
 
 ## unit: every package's go tests (the backends' integration tests and fixtures start real
 ## brokers), one line per package; then every skipped test with its reason, failing the stage if
