@@ -72,6 +72,9 @@ type consumer struct {
 	failErr  error
 	lastErr  error               // the latest non-fatal client error, for timeouts' messages
 	parts    map[int32]*partAcks // ack bookkeeping of the assigned partitions (acks.go)
+	// rebalanced is closed (and replaced) at every revoke and assignment: an Ack whose commit
+	// found the membership stale waits on it for the revoke that follows.
+	rebalanced chan struct{}
 }
 
 type seekReq struct {
@@ -113,16 +116,17 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	}
 	c := &consumer{
 		b: b, topic: topic, name: TopicName(t), group: group, pos: s.Position, kc: kc,
-		token:     hex.EncodeToString(tok[:]),
-		parts:     map[int32]*partAcks{},
-		reqs:      make(chan seekReq),
-		stop:      make(chan struct{}),
-		loopDone:  make(chan struct{}),
-		closed:    make(chan struct{}),
-		ready:     make(chan struct{}),
-		failed:    make(chan struct{}),
-		closeDone: make(chan struct{}),
-		avail:     make(chan struct{}, 1),
+		token:      hex.EncodeToString(tok[:]),
+		parts:      map[int32]*partAcks{},
+		rebalanced: make(chan struct{}),
+		reqs:       make(chan seekReq),
+		stop:       make(chan struct{}),
+		loopDone:   make(chan struct{}),
+		closed:     make(chan struct{}),
+		ready:      make(chan struct{}),
+		failed:     make(chan struct{}),
+		closeDone:  make(chan struct{}),
+		avail:      make(chan struct{}, 1),
 	}
 	if err := kc.Subscribe(c.name, c.rebalance); err != nil {
 		_ = kc.Close()
@@ -315,6 +319,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 				c.parts[p.Partition] = newPartAcks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
 			}
 		}
+		c.signalRebalance()
 		c.mu.Unlock()
 		switch {
 		case err == nil:
@@ -336,6 +341,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		c.dropBuffered(func(*ck.Message) bool { return true })
 		c.mu.Lock()
 		clear(c.parts)
+		c.signalRebalance()
 		c.mu.Unlock()
 		if err := kc.Unassign(); err != nil {
 			c.onError(err)
@@ -343,6 +349,12 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		}
 	}
 	return nil
+}
+
+// signalRebalance wakes the Acks waiting for a rebalance; c.mu is held.
+func (c *consumer) signalRebalance() {
+	close(c.rebalanced)
+	c.rebalanced = make(chan struct{})
 }
 
 // rebalancing reports whether err means the group moved on to a new generation, so a new
@@ -538,7 +550,9 @@ func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
 // the books are committed for the group, synchronously: the contiguous acknowledged prefix as
 // the committed offset, the acknowledged offsets above it in the commit's metadata (acks.go).
 // An ack never acknowledges an earlier unacknowledged message. When the partition was revoked
-// since d was received, the ack is dropped: the partition's next owner delivers d again.
+// since d was received, the ack is dropped: the partition's next owner delivers d again. So is
+// an ack whose commit finds this member's group generation gone (a broker restart, an expired
+// session): Ack waits, within ctx, for the revoke that librdkafka's rejoin brings (R6).
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	p, off, err := c.own("ack", d)
 	if err != nil {
@@ -558,7 +572,42 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
-	res := make(chan error, 1)
+	what := fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group)
+	for {
+		books, rebalanced, err := c.commitBooks(ctx, p)
+		if err == nil || !rebalancing(err) {
+			return mapErr(ctx, what, err)
+		}
+		// The group no longer knows this member's generation (the coordinator restarted, the
+		// session expired): librdkafka rejoins, and the rejoin revokes the partition first. Its
+		// next owner, perhaps this consumer again, resumes from the committed offset and
+		// delivers d again - an ack dropped by a revoke, as documented above. Wait for that
+		// revoke (bounded by ctx) rather than report an error the application cannot act on;
+		// if the books survived the rebalance, commit them again.
+		select {
+		case <-rebalanced:
+		case <-ctx.Done():
+			return mapErr(ctx, what, fmt.Errorf("%w (waited for the group to rebalance: %w)", err, backends.CtxErr(ctx, "rebalance")))
+		}
+		c.mu.Lock()
+		same := c.parts[p] == books
+		c.mu.Unlock()
+		if !same {
+			return nil
+		}
+	}
+}
+
+// commitBooks commits partition p's books as they are when its turn comes (commitMu), and
+// returns the commit's error with the books it committed and the rebalance signal of that
+// moment. A revoked partition (no books) commits nothing.
+func (c *consumer) commitBooks(ctx context.Context, p int32) (books *partAcks, rebalanced chan struct{}, err error) {
+	type result struct {
+		err        error
+		books      *partAcks
+		rebalanced chan struct{}
+	}
+	res := make(chan result, 1)
 	go func() {
 		c.commitMu.Lock()
 		defer c.commitMu.Unlock()
@@ -566,26 +615,28 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		defer c.handleMu.RUnlock()
 		select {
 		case <-c.closed:
-			res <- fmt.Errorf("consumer closed: %w", backends.ErrClosed)
+			res <- result{err: fmt.Errorf("consumer closed: %w", backends.ErrClosed)}
 			return
 		default:
 		}
 		c.mu.Lock()
 		st := c.parts[p]
+		rebalanced := c.rebalanced
 		if st == nil {
 			c.mu.Unlock()
-			res <- nil // revoked meanwhile: the next owner delivers it again
+			res <- result{} // revoked meanwhile: the next owner delivers it again
 			return
 		}
 		point, meta := st.commitState()
 		c.mu.Unlock()
-		res <- commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta}})
+		err := commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta}})
+		res <- result{err, st, rebalanced}
 	}()
 	select {
-	case err := <-res:
-		return mapErr(ctx, fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group), err)
+	case r := <-res:
+		return r.books, r.rebalanced, r.err
 	case <-ctx.Done():
-		return backends.CtxErr(ctx, fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group))
+		return nil, nil, backends.CtxErr(ctx, "commit")
 	}
 }
 
