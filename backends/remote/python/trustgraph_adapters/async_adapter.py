@@ -125,7 +125,7 @@ class Consumer(pubsub_adapter.Consumer):
             raise common.translate(e, "consumer.close") from e
 
 
-class Backend(pubsub_adapter.Backend):
+class Backend(common.TopicAdmin, pubsub_adapter.Backend):
     def __init__(self, kind: str, config: Config, tg_backend: Any) -> None:
         self._kind = kind
         self._config = config
@@ -163,35 +163,6 @@ class Backend(pubsub_adapter.Backend):
         except Exception as e:  # noqa: BLE001
             raise common.translate(e, "create_consumer") from e
         return Consumer(topic, c)
-
-    async def create_topic(self, topic: str, *, retention, timeout: float) -> None:
-        common.check_retention(topic, retention, self._config.retention)
-        try:
-            await self._b.create_topic(topic)
-        except Exception as e:  # noqa: BLE001
-            raise common.translate(e, "create_topic") from e
-
-    async def delete_topic(self, topic: str, *, timeout: float) -> None:
-        try:
-            await self._b.delete_topic(topic)
-        except Exception as e:  # noqa: BLE001
-            raise common.translate(e, "delete_topic") from e
-
-    async def topic_exists(self, topic: str, *, timeout: float) -> bool:
-        try:
-            return bool(await self._b.topic_exists(topic))
-        except Exception as e:  # noqa: BLE001
-            raise common.translate(e, "topic_exists") from e
-
-    async def ensure_topic(self, topic: str, *, retention, timeout: float) -> None:
-        common.check_retention(topic, retention, self._config.retention)
-        try:
-            await self._b.ensure_topic(topic)
-        except Exception as e:  # noqa: BLE001
-            raise common.translate(e, "ensure_topic") from e
-
-    async def retention(self, topic: str, *, timeout: float) -> float:
-        raise errors.Internal(common.NO_RETENTION_READ)
 
     async def close(self, *, timeout: float) -> None:
         try:

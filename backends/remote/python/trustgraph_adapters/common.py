@@ -316,3 +316,38 @@ async def bounded(coro, timeout: float, what: str, topic: str):
             "; TrustGraph's client logged nothing about the topic meanwhile"
         raise errors.Timeout(f"{what}({topic!r}): TrustGraph's call did not return within "
                              f"{timeout:.1f}s{said}") from None
+
+
+class TopicAdmin:
+    """The topic-lifecycle calls of both adapters: each is TrustGraph's own backend call
+    (self._b, awaited) with its exception labelled; TrustGraph has no call that reads
+    retention back. Mixed into each adapter's Backend, which sets self._b and self._config."""
+
+    async def create_topic(self, topic: str, *, retention, timeout: float) -> None:
+        check_retention(topic, retention, self._config.retention)
+        try:
+            await self._b.create_topic(topic)
+        except Exception as e:  # noqa: BLE001
+            raise translate(e, "create_topic") from e
+
+    async def delete_topic(self, topic: str, *, timeout: float) -> None:
+        try:
+            await self._b.delete_topic(topic)
+        except Exception as e:  # noqa: BLE001
+            raise translate(e, "delete_topic") from e
+
+    async def topic_exists(self, topic: str, *, timeout: float) -> bool:
+        try:
+            return bool(await self._b.topic_exists(topic))
+        except Exception as e:  # noqa: BLE001
+            raise translate(e, "topic_exists") from e
+
+    async def ensure_topic(self, topic: str, *, retention, timeout: float) -> None:
+        check_retention(topic, retention, self._config.retention)
+        try:
+            await self._b.ensure_topic(topic)
+        except Exception as e:  # noqa: BLE001
+            raise translate(e, "ensure_topic") from e
+
+    async def retention(self, topic: str, *, timeout: float) -> float:
+        raise errors.Internal(NO_RETENTION_READ)
