@@ -39,9 +39,11 @@ type Env struct {
 	// brokers).
 	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
 
-	// FaultyBroker starts a broker the calling spec owns behind a TCP proxy that the spec can
-	// cut and heal (the F specs). The spec stops it with DeferCleanup(fb.Stop). Unavailable(reason)
-	// when the provider cannot put a proxy in front of its broker (container, external).
+	// FaultyBroker starts a broker behind a TCP proxy that can be cut and healed, owned by the
+	// F area (specs/faults.go): called once per backend from its BeforeAll, shared by its
+	// specs one after another, healed after each, stopped with DeferCleanup(fb.Stop) after the
+	// last. Unavailable(reason) when the provider cannot put a proxy in front of its broker
+	// (container, external).
 	FaultyBroker func(ctx context.Context) (FaultyBroker, error)
 
 	// CrashConsumer runs a consumer of topic on subscription (initial position earliest)
@@ -82,7 +84,8 @@ type PrivateBroker interface {
 	LogTail() string
 }
 
-// FaultyBroker is a broker owned by one spec whose clients all reach it through a proxy.
+// FaultyBroker is a private broker whose clients all reach it through a proxy. Its specs run
+// one at a time (an Ordered container), so a fault reaches only the spec that made it.
 type FaultyBroker interface {
 	// Open returns a new client on this broker (through the proxy); the spec closes it.
 	Open(ctx context.Context) (backends.Backend, error)

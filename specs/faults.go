@@ -53,23 +53,56 @@ func (t *timeline) String() string {
 	return "fault timeline:\n" + strings.Join(t.lines, "\n")
 }
 
-// faultyBroker starts the spec's private broker behind a proxy, stopped by DeferCleanup, or
-// skips with the reason the environment gives.
-func faultyBroker(ctx context.Context, env *Env) FaultyBroker {
-	GinkgoHelper()
+// faultArea is the F area's private broker behind a proxy, shared by its specs. BeforeAll
+// starts it but never skips or fails: each spec does that itself from what start recorded, so
+// every spec's report carries the real reason (a Skip in BeforeAll reaches only the first).
+type faultArea struct {
+	fb   FaultyBroker
+	skip string // why the area cannot run here (a skip), when set
+	err  error  // why the broker did not start (a failure), when set
+}
+
+// start starts the broker; DeferCleanup (from BeforeAll: after the area's last spec) stops it.
+func (a *faultArea) start(ctx context.Context, env *Env) {
 	if env.FaultyBroker == nil {
-		Skip(env.Backend + " suite provides no broker behind a fault proxy")
+		a.skip = env.Backend + " suite provides no broker behind a fault proxy"
+		return
 	}
 	fb, err := env.FaultyBroker(ctx)
-	skipIfUnavailable(err)
-	Expect(err).NotTo(HaveOccurred(), "start a private broker behind a fault proxy")
+	if reason, ok := skipReason(err); ok {
+		a.skip = reason
+		return
+	}
+	if err != nil {
+		a.err = fmt.Errorf("start a private broker behind a fault proxy: %w", err)
+		return
+	}
+	a.fb = fb
 	DeferCleanup(func(ctx SpecContext) { Expect(fb.Stop(ctx)).To(Succeed(), "stop the private broker") }, NodeTimeout(2*time.Minute))
-	DeferCleanup(func() {
-		if tail := fb.LogTail(); tail != "" && CurrentSpecReport().Failed() {
-			AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
-		}
-	})
-	return fb
+}
+
+// broker returns the shared broker, or skips or fails the calling spec with start's reason.
+func (a *faultArea) broker() FaultyBroker {
+	GinkgoHelper()
+	if a.skip != "" {
+		Skip(a.skip)
+	}
+	Expect(a.err).NotTo(HaveOccurred())
+	Expect(a.fb).NotTo(BeNil(), "the F area's broker was not started (BeforeAll did not run?)")
+	return a.fb
+}
+
+// afterFault leaves the shared proxied broker as the next F spec expects it: healed, whatever
+// the spec did or where it failed; a failed spec gets the private broker's log tail.
+func (a *faultArea) afterFault(ctx SpecContext) {
+	fb := a.fb
+	if fb == nil { // nothing started: the spec skipped or failed on that
+		return
+	}
+	if tail := fb.LogTail(); tail != "" && CurrentSpecReport().Failed() {
+		AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
+	}
+	Expect(fb.Heal(ctx)).To(Succeed(), "heal the network after the spec")
 }
 
 // cutCall is one contract call made while the network is cut.
@@ -86,13 +119,21 @@ type cutResult struct {
 }
 
 func faults(env *Env) {
-	Describe("network faults", Label("fault"), func() {
+	// The F specs share one private broker behind a proxy per backend (starting a broker per
+	// spec cost more than the specs): Ordered runs them one after another on one process, so
+	// a cut or a latency never reaches another spec; ContinueOnFailure keeps one failure from
+	// skipping the rest. Each spec opens its own client and topics, and afterFault heals.
+	Describe("network faults", Ordered, ContinueOnFailure, startEarly, Label("fault"), func() {
+		area := &faultArea{}
+		BeforeAll(func(ctx SpecContext) { area.start(ctx, env) }, NodeTimeout(3*time.Minute))
+		AfterEach(func(ctx SpecContext) { area.afterFault(ctx) }, NodeTimeout(callWithin))
+
 		// MUST keep a consumer that waits through a 5 s network cut working without the
 		// application reopening it: a message sent before the cut, one sent during it (the
 		// sender retrying until a Send returns nil) and one sent after the heal all arrive on
 		// it, and the message acked before the cut is not delivered again.
-		Behaviour("F1", startEarly, func(ctx SpecContext) {
-			fb := faultyBroker(ctx, env)
+		Behaviour("F1", func(ctx SpecContext) {
+			fb := area.broker()
 			tl := newTimeline()
 			b, err := fb.Open(ctx)
 			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
@@ -208,8 +249,8 @@ func faults(env *Env) {
 		// error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that
 		// swallows the failure is a defect), and work again, the same Backend and the producer
 		// opened before the cut, once the network is healed (a round trip).
-		Behaviour("F4", startEarly, func(ctx SpecContext) {
-			fb := faultyBroker(ctx, env)
+		Behaviour("F4", func(ctx SpecContext) {
+			fb := area.broker()
 			tl := newTimeline()
 			b, err := fb.Open(ctx)
 			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
