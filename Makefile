@@ -3,6 +3,7 @@
 #   make test          vet, unit tests, memory self-tests (Go, and Python through the adapter
 #                      protocol), then conformance against real brokers
 #   make conformance   the spec suite against real brokers, one run per backend, then the matrix
+#   make flakes        RUNS=20 randomized conformance runs; lists what failed in any (flakes.md)
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
@@ -39,7 +40,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest adapter-selftest proto conformance mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest adapter-selftest proto conformance flakes mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do) or an absolute
@@ -123,17 +124,35 @@ adapter-selftest: setup
 proto:
 	sh proto/gen.sh
 
+# One conformance suite run of every backend in BACKENDS (conformance, flakes).
+CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(CONFORMANCE_PROCS) \
+	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(GINKGO_FLAGS) ./suite
+
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
 ## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out
 conformance: setup
 	@mkdir -p $(REPORTS)
 	@status=0; echo "== conformance: $(BACKENDS)"; \
-	PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(CONFORMANCE_PROCS) \
-	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(GINKGO_FLAGS) ./suite || status=1; \
+	$(CONFORMANCE_RUN) || status=1; \
 	if [ -d reports/cmd/compare ]; then \
 	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json) || status=1; \
 	fi; \
 	exit $$status
+
+## flakes: RUNS complete conformance runs of BACKENDS, each in a new random order (a fresh
+## --randomize-all seed), each run's reports and log in reports/out/flakes/run-<i>, then
+## reports/out/flakes/flakes.md: every behaviour that failed or did not run in any run, how
+## often, and why. Fails if any did: the suite takes no retries, so a flake is a bug to find.
+## RUNS=20 takes about 40 minutes on 2 cores.
+RUNS ?= 20
+flakes: setup
+	@rm -rf $(REPORTS)/flakes && mkdir -p $(REPORTS)/flakes; \
+	for i in $$(seq -w 1 $(RUNS)); do \
+	  dir=$(REPORTS)/flakes/run-$$i; mkdir -p $$dir; start=$$(date +%s); \
+	  PUBSUB_REPORT_DIR=$(CURDIR)/$$dir $(CONFORMANCE_RUN) >$$dir/run.log 2>&1 && r=passed || r="FAILED (see $$dir/run.log)"; \
+	  echo "== flakes: run $$i of $(RUNS): $$r in $$(( $$(date +%s) - start ))s"; \
+	done; \
+	$(GO) run ./reports/cmd/flakes -md $(REPORTS)/flakes/flakes.md $(REPORTS)/flakes/run-*
 
 ## mutants: one suite run per base (the unmodified base and all its known-bad variants in it);
 ## fails if a variant survives or the base fails anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b.
