@@ -29,7 +29,7 @@ func Conformance(env *Env) bool {
 		acksOutOfOrder(env)
 		acksUnknown(env)
 		restart(env)
-		restartMore(env)
+		brokerRestarts(env)
 		faults(env)
 		retention(env)
 		lifecycle(env)

@@ -34,9 +34,10 @@ type Env struct {
 	// non-nil) is deferred by the spec and releases anything Auth started (a private broker).
 	Auth func(ctx context.Context) (AuthTarget, error)
 
-	// PrivateBroker starts a broker the calling spec owns (R4): it may restart it. The spec
-	// stops it with DeferCleanup(pb.Stop). Unavailable(reason) when impossible (e.g. external
-	// brokers).
+	// PrivateBroker starts a broker that the broker-restart specs (R4, R6) own and restart:
+	// called once per backend from their Ordered container's BeforeAll, shared by them one
+	// after another, stopped with DeferCleanup(pb.Stop) after the last (see sharedBroker).
+	// Unavailable(reason) when impossible (e.g. external brokers).
 	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
 
 	// FaultyBroker starts a broker behind a TCP proxy that can be cut and healed, owned by the
@@ -71,7 +72,7 @@ type AuthTarget struct {
 	Stop func(ctx context.Context) error
 }
 
-// PrivateBroker is a broker owned by one spec.
+// PrivateBroker is a broker owned by the specs that restart it, one at a time.
 type PrivateBroker interface {
 	// Open returns a new client on this broker; the spec closes it.
 	Open(ctx context.Context) (backends.Backend, error)

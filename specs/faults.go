@@ -53,56 +53,17 @@ func (t *timeline) String() string {
 	return "fault timeline:\n" + strings.Join(t.lines, "\n")
 }
 
-// faultArea is the F area's private broker behind a proxy, shared by its specs. BeforeAll
-// starts it but never skips or fails: each spec does that itself from what start recorded, so
-// every spec's report carries the real reason (a Skip in BeforeAll reaches only the first).
-type faultArea struct {
-	fb   FaultyBroker
-	skip string // why the area cannot run here (a skip), when set
-	err  error  // why the broker did not start (a failure), when set
-}
-
-// start starts the broker; DeferCleanup (from BeforeAll: after the area's last spec) stops it.
-func (a *faultArea) start(ctx context.Context, env *Env) {
-	if env.FaultyBroker == nil {
-		a.skip = env.Backend + " suite provides no broker behind a fault proxy"
-		return
-	}
-	fb, err := env.FaultyBroker(ctx)
-	if reason, ok := skipReason(err); ok {
-		a.skip = reason
-		return
-	}
-	if err != nil {
-		a.err = fmt.Errorf("start a private broker behind a fault proxy: %w", err)
-		return
-	}
-	a.fb = fb
-	DeferCleanup(func(ctx SpecContext) { Expect(fb.Stop(ctx)).To(Succeed(), "stop the private broker") }, NodeTimeout(2*time.Minute))
-}
-
-// broker returns the shared broker, or skips or fails the calling spec with start's reason.
-func (a *faultArea) broker() FaultyBroker {
-	GinkgoHelper()
-	if a.skip != "" {
-		Skip(a.skip)
-	}
-	Expect(a.err).NotTo(HaveOccurred())
-	Expect(a.fb).NotTo(BeNil(), "the F area's broker was not started (BeforeAll did not run?)")
-	return a.fb
-}
+// faultArea is the F area's private broker behind a proxy, shared by its specs.
+type faultArea = sharedBroker[FaultyBroker]
 
 // afterFault leaves the shared proxied broker as the next F spec expects it: healed, whatever
 // the spec did or where it failed; a failed spec gets the private broker's log tail.
-func (a *faultArea) afterFault(ctx SpecContext) {
-	fb := a.fb
-	if fb == nil { // nothing started: the spec skipped or failed on that
+func afterFault(ctx SpecContext, area *faultArea) {
+	if !area.started() { // nothing started: the spec skipped or failed on that
 		return
 	}
-	if tail := fb.LogTail(); tail != "" && CurrentSpecReport().Failed() {
-		AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
-	}
-	Expect(fb.Heal(ctx)).To(Succeed(), "heal the network after the spec")
+	area.after()
+	Expect(area.b.Heal(ctx)).To(Succeed(), "heal the network after the spec")
 }
 
 // cutCall is one contract call made while the network is cut.
@@ -125,8 +86,10 @@ func faults(env *Env) {
 	// skipping the rest. Each spec opens its own client and topics, and afterFault heals.
 	Describe("network faults", Ordered, ContinueOnFailure, startEarly, Label("fault"), func() {
 		area := &faultArea{}
-		BeforeAll(func(ctx SpecContext) { area.start(ctx, env) }, NodeTimeout(3*time.Minute))
-		AfterEach(func(ctx SpecContext) { area.afterFault(ctx) }, NodeTimeout(callWithin))
+		BeforeAll(func(ctx SpecContext) {
+			area.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
+		}, NodeTimeout(3*time.Minute))
+		AfterEach(func(ctx SpecContext) { afterFault(ctx, area) }, NodeTimeout(callWithin))
 
 		// MUST keep a consumer that waits through a 5 s network cut working without the
 		// application reopening it: a message sent before the cut, one sent during it (the

@@ -10,22 +10,52 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 )
 
-func restartMore(env *Env) {
-	Describe("flow restart without loss", Label("restart"), func() {
-		Behaviour("R6", startSecond, func(ctx SpecContext) {
-			if env.PrivateBroker == nil {
-				Skip(env.Backend + " suite provides no private broker to restart")
-			}
-			pb, err := env.PrivateBroker(ctx)
-			skipIfUnavailable(err)
-			Expect(err).NotTo(HaveOccurred(), "start a private broker")
-			DeferCleanup(func(ctx SpecContext) { Expect(pb.Stop(ctx)).To(Succeed(), "stop the private broker") }, NodeTimeout(2*time.Minute))
-			DeferCleanup(func() {
-				if CurrentSpecReport().Failed() {
-					AddReportEntry("private broker log (tail)", pb.LogTail(), ReportEntryVisibilityFailureOrVerbose)
-				}
-			})
+// brokerRestarts holds the specs that restart a broker (R4, R6). They share one private broker
+// per backend (see sharedBroker): each restarts it, one after another.
+func brokerRestarts(env *Env) {
+	Describe("flow restart without loss", Label("restart"), Ordered, ContinueOnFailure, startSecond, func() {
+		area := &sharedBroker[PrivateBroker]{}
+		BeforeAll(func(ctx SpecContext) {
+			area.start(ctx, env.Backend, "private broker to restart", env.PrivateBroker)
+		}, NodeTimeout(3*time.Minute))
+		AfterEach(area.after)
 
+		Behaviour("R4", func(ctx SpecContext) {
+			pb := area.broker()
+			before, err := pb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+			DeferCleanup(func(ctx SpecContext) { Expect(before.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+			topic := newTopic(backends.ClassFlow, "r4")
+			sub := unique("r4")
+			c, err := before.Consumer(ctx, topic, sub, backends.WithPosition(backends.Earliest))
+			Expect(err).NotTo(HaveOccurred(), "subscribe before the restart")
+			Expect(c.Close(ctx)).To(Succeed())
+			p, err := before.Producer(ctx, topic)
+			Expect(err).NotTo(HaveOccurred(), "producer before the restart")
+			sent := batch("r4", 10)
+			sendAll(ctx, p, sent...)
+			Expect(p.Close(ctx)).To(Succeed())
+			Expect(before.Close(ctx)).To(Succeed(), "close the client before the restart")
+
+			start := time.Now()
+			err = pb.Restart(ctx)
+			skipIfUnavailable(err)
+			Expect(err).NotTo(HaveOccurred(), "restart the private broker")
+			By(fmt.Sprintf("broker restarted in %s", since(start)))
+
+			after, err := pb.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a client after the restart")
+			DeferCleanup(func(ctx SpecContext) { Expect(after.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+			c2 := subscribe(ctx, after, topic, sub, backends.WithPosition(backends.Earliest))
+			r := receiveUntil(ctx, c2, time.Minute, ack, func(got []backends.Delivery) bool {
+				return len(missing(msgPayloads(sent), counts(got))) == 0
+			})
+			Expect(missing(msgPayloads(sent), counts(r.Got))).To(BeEmpty(),
+				"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
+		}, SpecTimeout(6*time.Minute))
+
+		Behaviour("R6", func(ctx SpecContext) {
+			pb := area.broker()
 			cli, err := pb.Open(ctx)
 			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
 			DeferCleanup(func(ctx SpecContext) { Expect(cli.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))

@@ -1,0 +1,78 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// ownedBroker is what a private broker offers whoever shares it (PrivateBroker, FaultyBroker).
+type ownedBroker interface {
+	Stop(ctx context.Context) error
+	LogTail() string
+}
+
+// sharedBroker is a private broker shared by the specs of one Ordered container (the F area,
+// the broker restarts R4 and R6): Ordered runs them one after another on one process, so a
+// spec's restart or network fault never reaches another spec, and one broker start serves them
+// all (a broker start was most of each such spec's time). Each spec opens its own clients and
+// topics.
+//
+// Lifecycle: start, from the container's BeforeAll, starts the broker and registers its Stop
+// with DeferCleanup (so it stops after the container's last spec); it never skips or fails the
+// container: each spec's get does that from what start recorded, so every spec's report
+// carries the real reason (a Skip in BeforeAll reaches only the first spec's report). after,
+// from an AfterEach, attaches the broker log tail to a failed spec.
+type sharedBroker[B ownedBroker] struct {
+	b    B
+	ok   bool   // b was started
+	skip string // why the specs cannot run here (a skip), when set
+	err  error  // why the broker did not start (a failure), when set
+}
+
+// start starts the broker with open (nil: the suite provides none, a skip); what names it in
+// messages ("a private broker behind a fault proxy").
+func (s *sharedBroker[B]) start(ctx context.Context, backend, what string, open func(context.Context) (B, error)) {
+	if open == nil {
+		s.skip = fmt.Sprintf("%s suite provides no %s", backend, what)
+		return
+	}
+	b, err := open(ctx)
+	if reason, ok := skipReason(err); ok {
+		s.skip = reason
+		return
+	}
+	if err != nil {
+		s.err = fmt.Errorf("start %s: %w", what, err)
+		return
+	}
+	s.b, s.ok = b, true
+	DeferCleanup(func(ctx SpecContext) { Expect(b.Stop(ctx)).To(Succeed(), "stop %s", what) }, NodeTimeout(2*time.Minute))
+}
+
+// broker returns the shared broker, or skips or fails the calling spec with start's reason.
+func (s *sharedBroker[B]) broker() B {
+	GinkgoHelper()
+	if s.skip != "" {
+		Skip(s.skip)
+	}
+	Expect(s.err).NotTo(HaveOccurred())
+	Expect(s.ok).To(BeTrue(), "the shared broker was not started (BeforeAll did not run?)")
+	return s.b
+}
+
+// started reports whether the broker runs (false after a skip or a failed start).
+func (s *sharedBroker[B]) started() bool { return s.ok }
+
+// after attaches the broker's log tail to a failed spec.
+func (s *sharedBroker[B]) after() {
+	if !s.ok || !CurrentSpecReport().Failed() {
+		return
+	}
+	if tail := s.b.LogTail(); tail != "" {
+		AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
+	}
+}
