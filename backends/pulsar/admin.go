@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -136,7 +137,9 @@ func wrap(ctx context.Context, op string, err error) error {
 }
 
 // mapTransportErr turns a failed exchange into the contract's errors: the ctx's end into
-// ErrTimeout / Canceled, a refused or unreachable address into ErrUnavailable.
+// ErrTimeout / Canceled; a refused or unreachable address, or a connection dropped before the
+// answer (EOF, reset, broken pipe: what a network cut does to a request in flight), into
+// ErrUnavailable.
 func mapTransportErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return backends.CtxErr(ctx, what)
@@ -144,6 +147,7 @@ func mapTransportErr(ctx context.Context, what string, err error) error {
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.As(err, &opErr) || errors.As(err, &dnsErr) {
 		return fmt.Errorf("%s: %w: %v", what, backends.ErrUnavailable, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -278,6 +279,38 @@ func TestAdminUnavailableIsFast(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+// A connection the network drops mid-request (a cut: the request was sent, no answer came,
+// the client reads EOF) is the broker being unreachable too, not an unclassified error. F4
+// caught this: during a network cut, Consumer()'s admin PUT failed with a bare "EOF".
+func TestAdminConnectionDroppedIsUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// Read the request, then drop the connection without an answer.
+			_, _ = c.Read(make([]byte, 4096))
+			c.Close()
+		}
+	}()
+	adm, err := newAdmin("http://"+l.Addr().String(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = adm.clusters(ctx)
+	if !errors.Is(err, backends.ErrUnavailable) {
+		t.Fatalf("want ErrUnavailable for a dropped connection, got %v", err)
 	}
 }
 
