@@ -31,6 +31,7 @@ func Conformance(env *Env) bool {
 		restart(env)
 		brokerRestarts(env)
 		faults(env)
+		failover(env)
 		retention(env)
 		lifecycle(env)
 		lifecycleMore(env)

@@ -47,6 +47,14 @@ type Env struct {
 	// (container, external).
 	FaultyBroker func(ctx context.Context) (FaultyBroker, error)
 
+	// Cluster starts a replicated broker cluster the calling spec owns (F5: a three-node Kafka
+	// cluster, replication factor 3, min.insync.replicas 2), whose nodes the spec may kill. It
+	// returns when every node serves clients; the spec stops it with DeferCleanup(cl.Stop), which
+	// also removes its data. Unavailable(reason) when the broker kind has no replicas to fail
+	// over to (standalone Pulsar, the in-process reference) or the provider cannot start a
+	// cluster (container, external).
+	Cluster func(ctx context.Context) (Cluster, error)
+
 	// CrashConsumer runs a consumer of topic on subscription (initial position earliest)
 	// somewhere it can be killed without any Close (a child process that gets SIGKILL; the
 	// reference backend drops its connection): it receives n messages without acking them,
@@ -98,6 +106,24 @@ type FaultyBroker interface {
 	// Stop stops the broker and the proxy. Idempotent.
 	Stop(ctx context.Context) error
 	// LogTail returns the last lines of this broker's log ("" when none).
+	LogTail() string
+}
+
+// Cluster is a replicated broker cluster owned by one spec. Methods are safe for concurrent use.
+type Cluster interface {
+	// Open returns a new client on the cluster (every node as bootstrap, topics created with
+	// the cluster's replication factor); the spec closes it.
+	Open(ctx context.Context) (backends.Backend, error)
+	// Leader returns the node that leads the partition holding topic's messages (a contract
+	// topic string a client of this cluster created), as the cluster's metadata says now.
+	Leader(ctx context.Context, topic string) (node int, err error)
+	// Kill stops node at once (SIGKILL), without any shutdown; the other nodes keep running.
+	Kill(ctx context.Context, node int) error
+	// Describe says in one line what runs: nodes, time to ready, resident memory per node.
+	Describe() string
+	// Stop stops every node and removes the cluster's data. Idempotent.
+	Stop(ctx context.Context) error
+	// LogTail returns the last lines of every node's log ("" when none).
 	LogTail() string
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,3 +220,78 @@ type realFaulty struct {
 
 func (r *realFaulty) Cut(context.Context) error  { return r.f.Cut() }
 func (r *realFaulty) Heal(context.Context) error { return r.f.Heal() }
+
+// clusterNodes is the size of the cluster F5 kills a leader in: three replicas, so that two
+// remain in sync (min.insync.replicas 2) after one node dies.
+const clusterNodes = 3
+
+// replicatedCluster starts a cluster owned by the calling spec (F5), or says why there is none:
+// only Kafka has replicas to fail over to here, and only the local provider starts clusters.
+func replicatedCluster(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.Cluster, error) {
+	if kind != fixtures.Kafka {
+		return nil, specs.Unavailable("standalone %s is one broker with an in-process bookie: there is no replica to fail over to (R4 already restarts that broker)", kind)
+	}
+	if sh.Provider == "external" {
+		return nil, specs.Unavailable("external brokers: the run cannot start a %d-node cluster or kill its nodes", clusterNodes)
+	}
+	p, err := chooseProvider(progress)
+	if err != nil {
+		return nil, err
+	}
+	cp, ok := p.(fixtures.ClusterProvider)
+	if !ok {
+		return nil, specs.Unavailable("the %s provider starts single brokers only; the %d-node %s cluster runs on the local provider (PUBSUB_BROKERS=local)", p.Name(), clusterNodes, kind)
+	}
+	start := time.Now()
+	c, err := cp.StartCluster(ctx, kind, clusterNodes, fixtures.WithProgress(progress))
+	if errors.Is(err, fixtures.ErrNoCluster) {
+		return nil, specs.Unavailable("%v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start a %d-node %s cluster: %w", clusterNodes, kind, err)
+	}
+	progress("private %d-node %s cluster ready in %s", clusterNodes, kind, time.Since(start).Round(10*time.Millisecond))
+	return &realCluster{c: c, name: name}, nil
+}
+
+type realCluster struct {
+	c    fixtures.Cluster
+	name string
+}
+
+func (r *realCluster) Open(ctx context.Context) (backends.Backend, error) {
+	cfg, err := BaseConfig(r.name, r.c.Endpoints().Settings())
+	if err != nil {
+		return nil, err
+	}
+	return backends.Open(ctx, cfg)
+}
+
+// Leader finds the broker topic a client made of the contract topic - the cluster's one topic
+// whose name contains the contract topic's (unique) name part, whatever mapping the backend
+// uses - and returns the leader of its partition 0 (the contract's topics have one partition).
+func (r *realCluster) Leader(ctx context.Context, topic string) (int, error) {
+	t, err := backends.ParseTopic(topic)
+	if err != nil {
+		return 0, err
+	}
+	names, err := r.c.Topics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var match []string
+	for _, n := range names {
+		if strings.Contains(n, t.Name) || strings.Contains(n, strings.ReplaceAll(t.Name, ":", ".")) {
+			match = append(match, n)
+		}
+	}
+	if len(match) != 1 {
+		return 0, fmt.Errorf("leader of %s: %d of the cluster's topics %v carry its name %q, want exactly one", topic, len(match), names, t.Name)
+	}
+	return r.c.Leader(ctx, match[0], 0)
+}
+
+func (r *realCluster) Kill(ctx context.Context, node int) error { return r.c.Kill(ctx, node) }
+func (r *realCluster) Describe() string                         { return r.c.Describe() }
+func (r *realCluster) Stop(ctx context.Context) error           { return r.c.Stop(ctx) }
+func (r *realCluster) LogTail() string                          { return r.c.LogTail(40) }

@@ -62,6 +62,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	env.FaultyBroker = func(ctx context.Context) (specs.FaultyBroker, error) {
 		return faultyBroker(ctx, name, kind, sh, progress)
 	}
+	env.Cluster = func(ctx context.Context) (specs.Cluster, error) {
+		return replicatedCluster(ctx, name, kind, sh, progress)
+	}
 	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
 		cfg, err := config()
 		if err != nil {
@@ -96,6 +99,11 @@ func inProcessEnv(env *specs.Env, name string) {
 			return nil, specs.Unavailable("%s's private instance cannot simulate a network cut (backends.Cuttable)", name)
 		}
 		return &inProcessFaulty{inProcessPrivate{inst: inst, name: name}, cut}, nil
+	}
+	// No stand-in: the reference has no replicas, and a "failover" inside one process would
+	// prove nothing the broker specs do not; F5 runs on the Kafka cluster only.
+	env.Cluster = func(context.Context) (specs.Cluster, error) {
+		return nil, specs.Unavailable("%s runs in-process: it has no replicas and no partition leader to kill", name)
 	}
 	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
 		// The crashing "process" is a separate client of the unmodified base backend, dropped

@@ -40,6 +40,7 @@ var Asserts = map[string][]string{
 	"R6":  {"C-LIFE-7"},
 	"F1":  {"C-ACK-2"},
 	"F4":  {"C-LIFE-5", "C-ERR-1"},
+	"F5":  {"C-SEND-1"},
 	"T1":  {"C-TOP-1", "C-TOP-7", "C-TOP-9", "C-CLASS-3"},
 	"T2":  {"C-POS-3", "C-POS-4", "C-CLASS-1"},
 	"T3":  {"C-TOP-1", "C-TOP-8", "C-CAP-3"},
