@@ -45,6 +45,21 @@ func init() {
 			},
 		},
 		Variant{
+			Name:    "acks-leader-only",
+			Catches: []string{"F5"},
+			Defect:  "the producer takes the partition leader's acknowledgement alone (acks=1, no idempotence): a write the leader confirmed but had not yet replicated is lost when the leader dies",
+			// Kafka only: a Pulsar producer's receipt always comes after the bookies' write
+			// quorum; there is no client setting that weakens it.
+			Declared: true,
+			Configure: func(cfg *backends.Config) {
+				*cfg = cfg.WithSettings(map[string]string{
+					"KAFKA_CONFIG_ACKS": "1",
+					// librdkafka refuses acks other than all with the idempotent producer.
+					"KAFKA_CONFIG_ENABLE_IDEMPOTENCE": "false",
+				})
+			},
+		},
+		Variant{
 			Name:      "auth-admin-only",
 			Catches:   []string{"S1"},
 			Defect:    "the credentials reach the admin client but not the producer or consumer",
