@@ -168,6 +168,12 @@ func TestLabelFilter(t *testing.T) {
 		"(!slow || (backend:kafka~reconnect-stalls && id:R6) || (backend:kafka && id:R6)) && (!security || backend:kafka) && (!network || backend:kafka)"; got != want {
 		t.Errorf("labelFilter with reconnect-stalls = %q; want %q", got, want)
 	}
+	// acks-leader-only was written for F5 (fault, slow, no proxy): F5 runs on it and the base,
+	// the network specs (a private proxied broker each) on the base only.
+	if got, want := labelFilter("kafka", []string{"kafka", "kafka~acks-leader-only"}, ""),
+		"(!slow || (backend:kafka~acks-leader-only && id:F5) || (backend:kafka && id:F5)) && (!security || backend:kafka) && (!network || backend:kafka)"; got != want {
+		t.Errorf("labelFilter with acks-leader-only = %q; want %q", got, want)
+	}
 	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka) && (!network || backend:kafka)) && (acks)" {
 		t.Errorf("extra filter: got %q", got)
 	}
