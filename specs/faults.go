@@ -366,6 +366,7 @@ func faults(env *Env) {
 			tl.add("after heal: received %s", show(payloads(r.Got)))
 			Expect(payloads(r.Got)).To(ContainElement("f4-after-0"), "the message sent after the heal must arrive; %s\n%s", r.describe(), tl)
 		}, SpecTimeout(3*time.Minute))
+		sendsDuringCut(area) // F3, specs/faults_send.go
 	})
 }
 

@@ -39,6 +39,7 @@ var Asserts = map[string][]string{
 	"R5":  {},
 	"R6":  {"C-LIFE-7"},
 	"F1":  {"C-ACK-2"},
+	"F3":  {"C-SEND-1", "C-SEND-2", "C-PROD-3", "C-LIFE-5"},
 	"F4":  {"C-LIFE-5", "C-ERR-1"},
 	"F5":  {"C-SEND-1"},
 	"T1":  {"C-TOP-1", "C-TOP-7", "C-TOP-9", "C-CLASS-3"},
