@@ -206,12 +206,27 @@ func sendsDuringCut(area *faultArea) {
 		receive := func(within time.Duration, done func() bool) {
 			rctx, cancel := context.WithTimeout(ctx, within)
 			defer cancel()
+			var lastErr string // the timeline shows a repeated error once, with its count
+			repeats := 0
+			defer func() {
+				if repeats > 0 {
+					tl.add("... and %d more Receives returned that error", repeats)
+				}
+			}()
 			for (done == nil || !done()) && rctx.Err() == nil {
 				start := time.Now()
 				d, err := c.Receive(rctx)
 				if err != nil {
 					if rctx.Err() == nil {
-						tl.add("Receive returned after %s: %v", since(start), err)
+						if err.Error() == lastErr {
+							repeats++
+						} else {
+							if repeats > 0 {
+								tl.add("... and %d more Receives returned that error", repeats)
+							}
+							lastErr, repeats = err.Error(), 0
+							tl.add("Receive returned after %s: %v", since(start), err)
+						}
 						select { // pacing after a failed Receive, not synchronisation
 						case <-rctx.Done():
 						case <-time.After(250 * time.Millisecond):
