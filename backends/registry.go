@@ -209,6 +209,14 @@ type Cuttable interface {
 	SetUnreachable(cut bool)
 }
 
+// Laggable is implemented by Instances that can simulate network latency between their
+// clients and their broker (F2): SetLatency(d) adds d each way, so every client call that
+// reaches the broker takes at least 2d longer (and ends with its context, like a real call);
+// SetLatency(0) removes it. Clients opened before keep working.
+type Laggable interface {
+	SetLatency(d time.Duration)
+}
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Descriptor{}

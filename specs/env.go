@@ -101,8 +101,14 @@ type FaultyBroker interface {
 	// Cut closes every client connection and refuses new ones until Heal; the broker keeps
 	// running.
 	Cut(ctx context.Context) error
-	// Heal lets clients connect again (same addresses).
+	// Heal lets clients connect again (same addresses) and removes any latency: the F area
+	// calls it after every spec (AfterEach), so each spec starts on a clean network.
 	Heal(ctx context.Context) error
+	// SetLatency adds d of latency each way between every client and the broker, on live and
+	// new connections, until SetLatency(ctx, 0) or Heal; the broker keeps running. Called by
+	// the spec that makes the fault (F2), from its own goroutine; an Unavailable error makes
+	// that spec skip with the reason (a stand-in that cannot delay its calls).
+	SetLatency(ctx context.Context, d time.Duration) error
 	// Stop stops the broker and the proxy. Idempotent.
 	Stop(ctx context.Context) error
 	// LogTail returns the last lines of this broker's log ("" when none).

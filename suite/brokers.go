@@ -220,6 +220,9 @@ type realFaulty struct {
 
 func (r *realFaulty) Cut(context.Context) error  { return r.f.Cut() }
 func (r *realFaulty) Heal(context.Context) error { return r.f.Heal() }
+func (r *realFaulty) SetLatency(_ context.Context, d time.Duration) error {
+	return r.f.SetLatency(d)
+}
 
 // clusterNodes is the size of the cluster F5 kills a leader in: three replicas, so that two
 // remain in sync (min.insync.replicas 2) after one node dies.

@@ -169,5 +169,21 @@ type inProcessFaulty struct {
 	cut backends.Cuttable
 }
 
-func (f *inProcessFaulty) Cut(context.Context) error  { f.cut.SetUnreachable(true); return nil }
-func (f *inProcessFaulty) Heal(context.Context) error { f.cut.SetUnreachable(false); return nil }
+func (f *inProcessFaulty) Cut(context.Context) error { f.cut.SetUnreachable(true); return nil }
+func (f *inProcessFaulty) Heal(context.Context) error {
+	f.cut.SetUnreachable(false)
+	if l, ok := f.cut.(backends.Laggable); ok {
+		l.SetLatency(0)
+	}
+	return nil
+}
+
+// SetLatency uses the instance's latency switch (backends.Laggable) when it has one.
+func (f *inProcessFaulty) SetLatency(_ context.Context, d time.Duration) error {
+	l, ok := f.cut.(backends.Laggable)
+	if !ok {
+		return specs.Unavailable("%s's private instance cannot simulate network latency (backends.Laggable)", f.name)
+	}
+	l.SetLatency(d)
+	return nil
+}

@@ -46,7 +46,10 @@ type Broker struct {
 	restarts atomic.Int64
 	// unreachable simulates a network cut between every client and this broker (Cut).
 	unreachable atomic.Bool
-	now         func() time.Time
+	// latency simulates network latency each way between every client and this broker
+	// (SetLatency), in nanoseconds.
+	latency atomic.Int64
+	now     func() time.Time
 }
 
 // NewBroker returns an empty broker.
@@ -115,6 +118,29 @@ func (b *Broker) Restart() {
 // Receive keeps waiting (a client retries its connection until its deadline), and nothing the
 // broker holds changes. Open Backends work again after the heal.
 func (b *Broker) SetUnreachable(cut bool) { b.unreachable.Store(cut) }
+
+// SetLatency simulates d of network latency each way between every client and the broker
+// (0 removes it): every call that needs the broker (topic admin, Producer, Consumer, Send,
+// Ack, Nack) first waits out a round trip of 2d, and when its context ends before that the
+// call fails with ErrTimeout and has no effect (the request never reached the broker).
+// Receive and Close are not slowed (a client prefetches; closing is local).
+func (b *Broker) SetLatency(d time.Duration) { b.latency.Store(int64(d)) }
+
+// roundTrip waits out one simulated round trip (SetLatency) or ends with ctx.
+func (b *Broker) roundTrip(ctx context.Context, what string) error {
+	d := time.Duration(b.latency.Load())
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(2 * d) // the simulated latency itself, not synchronisation
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, what)
+	}
+}
 
 // Open connects a new Backend to the broker. It is the Constructor body: cfg supplies the
 // per-class retention overrides.
@@ -192,6 +218,7 @@ type instance struct {
 func (i *instance) Settings() map[string]string { return map[string]string{BrokerSetting: i.id} }
 func (i *instance) Restart()                    { i.b.Restart() }
 func (i *instance) SetUnreachable(cut bool)     { i.b.SetUnreachable(cut) }
+func (i *instance) SetLatency(d time.Duration)  { i.b.SetLatency(d) }
 func (i *instance) Close() {
 	instMu.Lock()
 	delete(instances, i.id)
@@ -221,14 +248,15 @@ func (be *Backend) check(ctx context.Context, what string) error {
 		return err
 	}
 	be.mu.Lock()
-	defer be.mu.Unlock()
-	if be.closed {
+	closed := be.closed
+	be.mu.Unlock()
+	if closed {
 		return fmt.Errorf("%s: %w", what, backends.ErrClosed)
 	}
 	if be.broker.unreachable.Load() {
 		return fmt.Errorf("%s: %w: the in-process broker is cut off (simulated network cut)", what, backends.ErrUnavailable)
 	}
-	return nil
+	return be.broker.roundTrip(ctx, what)
 }
 
 func parse(what, s string) (backends.Topic, error) {
@@ -592,6 +620,9 @@ func (c *consumer) settle(ctx context.Context, what string, d backends.Delivery,
 		return fmt.Errorf("%s %q: %w: handed out by another consumer", what, d.ID, backends.ErrUnknownDelivery)
 	}
 	b := c.be.broker
+	if err := b.roundTrip(ctx, what); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c.detached {
