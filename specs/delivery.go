@@ -49,78 +49,7 @@ func delivery(env *Env) {
 		}, SpecTimeout(specTimeout))
 
 		BehaviourTable("D2",
-			func(ctx SpecContext, cl backends.Class) {
-				// A race that loses one subscription in twenty must not pass: every entry opens
-				// fresh subscriptions from streams goroutines at once, each sending its own message
-				// the moment its Consumer() returned; each stream does at least minRounds rounds
-				// and goes on while the entry is younger than budget (fast backends try more).
-				const streams, minRounds, maxRounds, budget = 12, 3, 40, 2 * time.Second
-				topic := newTopic(cl, "d2")
-				p := produce(ctx, b, topic)
-				begin := time.Now()
-				var opened atomic.Int64
-				var mu sync.Mutex
-				var missed, failed []string
-				var wg sync.WaitGroup
-				for s := range streams {
-					wg.Go(func() {
-						for round := 0; round < maxRounds && (round < minRounds || time.Since(begin) < budget); round++ {
-							opened.Add(1)
-							tag := fmt.Sprintf("d2-s%d-r%d", s, round)
-							cctx, cancel := context.WithTimeout(ctx, callWithin)
-							start := time.Now()
-							c, err := b.Consumer(cctx, topic, unique("d2"), backends.WithPosition(backends.Latest))
-							cancel()
-							if err != nil {
-								mu.Lock()
-								failed = append(failed, fmt.Sprintf("%s: Consumer() failed after %s: %v", tag, since(start), err))
-								mu.Unlock()
-								return
-							}
-							returned := time.Now()
-							sctx, cancel := context.WithTimeout(ctx, callWithin)
-							err = p.Send(sctx, backends.Message{Payload: []byte(tag)})
-							cancel()
-							sentAfter := time.Since(returned).Round(time.Microsecond)
-							var got bool
-							if err == nil {
-								rctx, cancel := context.WithTimeout(ctx, arriveWithin)
-								for !got {
-									d, rerr := c.Receive(rctx)
-									if rerr != nil {
-										break
-									}
-									got = string(d.Payload) == tag
-									_ = c.Ack(rctx, d)
-								}
-								cancel()
-							}
-							cctx, cancel = context.WithTimeout(ctx, callWithin)
-							cerr := c.Close(cctx)
-							cancel()
-							mu.Lock()
-							switch {
-							case err != nil:
-								failed = append(failed, fmt.Sprintf("%s: send: %v", tag, err))
-							case !got:
-								missed = append(missed, fmt.Sprintf("%s (sent %s after Consumer() returned)", tag, sentAfter))
-							}
-							if cerr != nil {
-								failed = append(failed, fmt.Sprintf("%s: close: %v", tag, cerr))
-							}
-							mu.Unlock()
-							if err != nil || !got {
-								return // one miss says it all; do not wait out the bound again
-							}
-						}
-					})
-				}
-				wg.Wait()
-				Expect(failed).To(BeEmpty(), "%s: calls failed", cl)
-				Expect(missed).To(BeEmpty(),
-					"%s: %d subscriptions (of up to %d) did not receive, within %s, the message sent right after their Consumer() returned (Consumer returned before the subscription was live): %s",
-					cl, len(missed), opened.Load(), arriveWithin, strings.Join(missed, "; "))
-			},
+			func(ctx SpecContext, cl backends.Class) { readyOnReturn(ctx, b, cl, nil) },
 			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
 			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
 			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
@@ -236,4 +165,79 @@ func collect(ch <-chan error) []error {
 		out = append(out, err)
 	}
 	return out
+}
+
+// readyOnReturn is D2's body for class cl on client b; F2 runs it under network latency.
+// note, when not nil, is appended to its failure messages (F2's fault timeline).
+func readyOnReturn(ctx context.Context, b backends.Backend, cl backends.Class, note fmt.Stringer) {
+	// A race that loses one subscription in twenty must not pass: every entry opens
+	// fresh subscriptions from streams goroutines at once, each sending its own message
+	// the moment its Consumer() returned; each stream does at least minRounds rounds
+	// and goes on while the entry is younger than budget (fast backends try more).
+	const streams, minRounds, maxRounds, budget = 12, 3, 40, 2 * time.Second
+	topic := newTopic(cl, "d2")
+	p := produce(ctx, b, topic)
+	begin := time.Now()
+	var opened atomic.Int64
+	var mu sync.Mutex
+	var missed, failed []string
+	var wg sync.WaitGroup
+	for s := range streams {
+		wg.Go(func() {
+			for round := 0; round < maxRounds && (round < minRounds || time.Since(begin) < budget); round++ {
+				opened.Add(1)
+				tag := fmt.Sprintf("d2-s%d-r%d", s, round)
+				cctx, cancel := context.WithTimeout(ctx, callWithin)
+				start := time.Now()
+				c, err := b.Consumer(cctx, topic, unique("d2"), backends.WithPosition(backends.Latest))
+				cancel()
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, fmt.Sprintf("%s: Consumer() failed after %s: %v", tag, since(start), err))
+					mu.Unlock()
+					return
+				}
+				returned := time.Now()
+				sctx, cancel := context.WithTimeout(ctx, callWithin)
+				err = p.Send(sctx, backends.Message{Payload: []byte(tag)})
+				cancel()
+				sentAfter := time.Since(returned).Round(time.Microsecond)
+				var got bool
+				if err == nil {
+					rctx, cancel := context.WithTimeout(ctx, arriveWithin)
+					for !got {
+						d, rerr := c.Receive(rctx)
+						if rerr != nil {
+							break
+						}
+						got = string(d.Payload) == tag
+						_ = c.Ack(rctx, d)
+					}
+					cancel()
+				}
+				cctx, cancel = context.WithTimeout(ctx, callWithin)
+				cerr := c.Close(cctx)
+				cancel()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed = append(failed, fmt.Sprintf("%s: send: %v", tag, err))
+				case !got:
+					missed = append(missed, fmt.Sprintf("%s (sent %s after Consumer() returned)", tag, sentAfter))
+				}
+				if cerr != nil {
+					failed = append(failed, fmt.Sprintf("%s: close: %v", tag, cerr))
+				}
+				mu.Unlock()
+				if err != nil || !got {
+					return // one miss says it all; do not wait out the bound again
+				}
+			}
+		})
+	}
+	wg.Wait()
+	Expect(failed).To(BeEmpty(), "%s: calls failed%s", cl, noted(note))
+	Expect(missed).To(BeEmpty(),
+		"%s: %d subscriptions (of up to %d) did not receive, within %s, the message sent right after their Consumer() returned (Consumer returned before the subscription was live): %s%s",
+		cl, len(missed), opened.Load(), arriveWithin, strings.Join(missed, "; "), noted(note))
 }

@@ -207,6 +207,8 @@ func faults(env *Env) {
 			Expect(got).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
 		}, SpecTimeout(3*time.Minute))
 
+		faultLatencySpec(area) // F2: specs/faults_latency.go
+
 		// MUST end every call made while the network to the broker is cut - Consumer(),
 		// Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an
 		// error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that

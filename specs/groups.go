@@ -18,23 +18,7 @@ func groups(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		Behaviour("G1", func(ctx SpecContext) {
-			const consumers, n = 3, 60
-			topic := newTopic(backends.ClassFlow, "g1")
-			sub := unique("g1")
-			cs := make([]backends.Consumer, consumers)
-			for i := range cs {
-				cs[i] = subscribe(ctx, b, topic, sub, backends.WithMode(backends.Shared))
-			}
-			sent := batch("g1", n)
-			sendAll(ctx, produce(ctx, b, topic), sent...)
-			per, waited := receiveAll(ctx, cs, msgPayloads(sent), arriveWithin*2)
-			union := counts(flatten(per))
-			Expect(missing(msgPayloads(sent), union)).To(BeEmpty(),
-				"expected the group to receive all %d messages within %s; per consumer: %s", n, waited, perConsumer(per))
-			Expect(duplicated(union)).To(BeEmpty(),
-				"expected each message to reach exactly one consumer; per consumer: %s", perConsumer(per))
-		}, SpecTimeout(specTimeout))
+		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, sendAll, nil) }, SpecTimeout(specTimeout))
 
 		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
@@ -163,4 +147,25 @@ func perConsumer(per [][]backends.Delivery) string {
 		s += fmt.Sprintf("\n  consumer %d: %d %s", i+1, len(ds), show(payloads(ds)))
 	}
 	return s
+}
+
+// competing is G1's body on client b, sending with send (G1: sendAll, one at a time); F2
+// runs it under network latency, sending concurrently so the sends fit its time. note, when
+// not nil, is appended to its failure messages (F2's fault timeline).
+func competing(ctx context.Context, b backends.Backend, send func(context.Context, backends.Producer, ...backends.Message), note fmt.Stringer) {
+	const consumers, n = 3, 60
+	topic := newTopic(backends.ClassFlow, "g1")
+	sub := unique("g1")
+	cs := make([]backends.Consumer, consumers)
+	for i := range cs {
+		cs[i] = subscribe(ctx, b, topic, sub, backends.WithMode(backends.Shared))
+	}
+	sent := batch("g1", n)
+	send(ctx, produce(ctx, b, topic), sent...)
+	per, waited := receiveAll(ctx, cs, msgPayloads(sent), arriveWithin*2)
+	union := counts(flatten(per))
+	Expect(missing(msgPayloads(sent), union)).To(BeEmpty(),
+		"expected the group to receive all %d messages within %s; per consumer: %s%s", n, waited, perConsumer(per), noted(note))
+	Expect(duplicated(union)).To(BeEmpty(),
+		"expected each message to reach exactly one consumer; per consumer: %s%s", perConsumer(per), noted(note))
 }

@@ -39,6 +39,7 @@ var Asserts = map[string][]string{
 	"R5":  {},
 	"R6":  {"C-LIFE-7"},
 	"F1":  {"C-ACK-2"},
+	"F2":  {"C-SUB-2", "C-NACK-1", "C-ACK-1", "C-SUB-3", "C-MODE-2"},
 	"F3":  {"C-SEND-1", "C-SEND-2", "C-PROD-3", "C-LIFE-5"},
 	"F4":  {"C-LIFE-5", "C-ERR-1"},
 	"F5":  {"C-SEND-1"},

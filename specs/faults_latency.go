@@ -1,0 +1,125 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// faultLatency is the latency F2 adds in each direction between every client and the broker.
+const faultLatency = 200 * time.Millisecond
+
+// noted is what a shared spec body appends to its failure messages: nothing for the
+// no-fault spec, the fault timeline when a fault spec runs the body.
+func noted(note fmt.Stringer) string {
+	if note == nil {
+		return ""
+	}
+	return ";\n" + note.String()
+}
+
+// latencyCheck is one no-fault behaviour F2 runs under latency.
+type latencyCheck struct {
+	name string
+	run  func(ctx context.Context, b backends.Backend, note fmt.Stringer)
+}
+
+// faultLatencySpec declares F2 in the F area's Ordered container (faults.go), on its shared
+// proxied broker; the container's AfterEach heals (removes the latency) after it.
+func faultLatencySpec(area *faultArea) {
+	// MUST keep ready-on-return (D2, every class), nack redelivery (A1), ack-only-that (A2)
+	// and competing consumers (G1) under 200 ms of added network latency each way: each check
+	// asserts exactly what its no-fault spec asserts, with the same bounds.
+	Behaviour("F2", func(ctx SpecContext) {
+		fb := area.broker()
+		tl := newTimeline()
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				AddReportEntry("fault timeline", tl.String(), ReportEntryVisibilityFailureOrVerbose)
+			}
+		})
+
+		err := fb.SetLatency(ctx, faultLatency)
+		skipIfUnavailable(err)
+		Expect(err).NotTo(HaveOccurred(), "add %s of latency each way", faultLatency)
+		tl.add("LATENCY %s each way set", faultLatency)
+
+		// One client per check, opened under latency, so a check's connections, lookups and
+		// group traffic are its own; the first also answers which classes A1 can run.
+		openClient := func() backends.Backend {
+			start := time.Now()
+			b, err := fb.Open(ctx)
+			tl.add("opened a client after %s: %v", since(start), err)
+			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker under latency;\n%s", tl)
+			DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+			return b
+		}
+		first := openClient()
+
+		checks := []latencyCheck{}
+		for _, cl := range []backends.Class{backends.ClassFlow, backends.ClassRequest, backends.ClassResponse, backends.ClassNotify} {
+			checks = append(checks, latencyCheck{fmt.Sprintf("D2 class %s", cl), func(ctx context.Context, b backends.Backend, note fmt.Stringer) {
+				readyOnReturn(ctx, b, cl, note)
+			}})
+		}
+		for _, cl := range []backends.Class{backends.ClassFlow, backends.ClassRequest} {
+			if reason, lacks := first.Unsupported()[backends.CapTransientRedelivery]; lacks && !cl.Durable() {
+				// A1 skips this class too; F2 runs the rest and says so.
+				tl.add("A1 class %s not run: %s lacks capability %q: %s", cl, first.Name(), backends.CapTransientRedelivery, reason)
+				AddReportEntry("F2 left out", fmt.Sprintf("A1 class %s: %s lacks %q: %s", cl, first.Name(), backends.CapTransientRedelivery, reason))
+				continue
+			}
+			checks = append(checks, latencyCheck{fmt.Sprintf("A1 class %s", cl), func(ctx context.Context, b backends.Backend, note fmt.Stringer) {
+				nackRedelivers(ctx, b, cl, note)
+			}})
+		}
+		checks = append(checks,
+			latencyCheck{"A2", ackOnlyThat},
+			latencyCheck{"G1", func(ctx context.Context, b backends.Backend, note fmt.Stringer) {
+				// All 60 sends in flight at once: one at a time they would cost a round trip
+				// each; the messages are the same, and G1 asserts no order.
+				competing(ctx, b, func(ctx context.Context, p backends.Producer, msgs ...backends.Message) {
+					sendConcurrently(ctx, p, msgs, len(msgs))
+				}, note)
+			}},
+		)
+		bs := []backends.Backend{first}
+		for len(bs) < len(checks) {
+			bs = append(bs, openClient())
+		}
+
+		// The checks run at once (each on its own client and topics), so F2 costs about its
+		// slowest check, not their sum; each asserts as its no-fault spec does.
+		var wg sync.WaitGroup
+		for i, ck := range checks {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				start := time.Now()
+				tl.add("%s: start", ck.name)
+				held := false
+				defer func() {
+					outcome := "FAILED"
+					if held {
+						outcome = "held"
+					}
+					tl.add("%s: %s after %s", ck.name, outcome, since(start))
+				}()
+				ck.run(ctx, bs[i], tl)
+				held = true
+			})
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			Fail(fmt.Sprintf("F2's checks did not end within the spec's time;\n%s", tl))
+		}
+	}, SpecTimeout(3*time.Minute))
+}
