@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -30,6 +31,16 @@ type latencyCheck struct {
 	run  func(ctx context.Context, b backends.Backend, note fmt.Stringer)
 }
 
+// checkNote names the F2 check that failed, with the fault timeline.
+type checkNote struct {
+	check string
+	tl    *timeline
+}
+
+func (n checkNote) String() string {
+	return fmt.Sprintf("in F2's %s check, under %s of added latency each way;\n%s", n.check, faultLatency, n.tl)
+}
+
 // faultLatencySpec declares F2 in the F area's Ordered container (faults.go), on its shared
 // proxied broker; the container's AfterEach heals (removes the latency) after it.
 func faultLatencySpec(area *faultArea) {
@@ -52,15 +63,10 @@ func faultLatencySpec(area *faultArea) {
 
 		// One client per check, opened under latency, so a check's connections, lookups and
 		// group traffic are its own; the first also answers which classes A1 can run.
-		openClient := func() backends.Backend {
-			start := time.Now()
-			b, err := fb.Open(ctx)
-			tl.add("opened a client after %s: %v", since(start), err)
-			Expect(err).NotTo(HaveOccurred(), "open a client on the private broker under latency;\n%s", tl)
-			DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
-			return b
-		}
-		first := openClient()
+		opening := time.Now()
+		first, err := fb.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker under latency;\n%s", tl)
+		DeferCleanup(func(ctx SpecContext) { Expect(first.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
 
 		checks := []latencyCheck{}
 		for _, cl := range []backends.Class{backends.ClassFlow, backends.ClassRequest, backends.ClassResponse, backends.ClassNotify} {
@@ -89,10 +95,22 @@ func faultLatencySpec(area *faultArea) {
 				}, note)
 			}},
 		)
-		bs := []backends.Backend{first}
-		for len(bs) < len(checks) {
-			bs = append(bs, openClient())
+		// The others at once: under latency each open costs round trips.
+		bs := make([]backends.Backend, len(checks))
+		bs[0] = first
+		errs := make([]error, len(checks))
+		var opens sync.WaitGroup
+		for i := 1; i < len(bs); i++ {
+			opens.Go(func() { bs[i], errs[i] = fb.Open(ctx) })
 		}
+		opens.Wait()
+		for i, b := range bs {
+			if b != nil && i > 0 {
+				DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+			}
+		}
+		Expect(errors.Join(errs...)).NotTo(HaveOccurred(), "open a client per check on the private broker under latency;\n%s", tl)
+		tl.add("opened %d clients, one per check, in %s", len(bs), since(opening))
 
 		// The checks run at once (each on its own client and topics), so F2 costs about its
 		// slowest check, not their sum; each asserts as its no-fault spec does.
@@ -110,7 +128,7 @@ func faultLatencySpec(area *faultArea) {
 					}
 					tl.add("%s: %s after %s", ck.name, outcome, since(start))
 				}()
-				ck.run(ctx, bs[i], tl)
+				ck.run(ctx, bs[i], checkNote{ck.name, tl})
 				held = true
 			})
 		}
