@@ -50,6 +50,7 @@ var expectations = map[string][]string{
 	"shared-fans-out":           {"G1", "G3"},
 	"accepts-invalid-topics":    {"L4"},
 	"exists-swallows-errors":    {"F4"},
+	"ack-unconfirmed":           {"F2"},
 	"send-swallows-unavailable": {"F3", "F4"},
 	"consumer-gives-up":         {"F1"},
 }
