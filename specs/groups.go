@@ -18,7 +18,7 @@ func groups(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, sendAll, nil) }, SpecTimeout(specTimeout))
+		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, false, nil) }, SpecTimeout(specTimeout))
 
 		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
@@ -149,19 +149,38 @@ func perConsumer(per [][]backends.Delivery) string {
 	return s
 }
 
-// competing is G1's body on client b, sending with send (G1: sendAll, one at a time); F2
-// runs it under network latency, sending concurrently so the sends fit its time. note, when
-// not nil, is appended to its failure messages (F2's fault timeline).
-func competing(ctx context.Context, b backends.Backend, send func(context.Context, backends.Producer, ...backends.Message), note fmt.Stringer) {
+// competing is G1's body on client b. G1 opens its consumers and sends one at a time; F2
+// runs it under network latency with at once true: the consumers subscribe concurrently (one
+// group rebalance instead of three) and the 60 messages are sent concurrently (one at a time
+// each costs a round trip), so it fits F2's time; what it asserts is the same. note, when not
+// nil, is appended to its failure messages (F2's fault timeline).
+func competing(ctx context.Context, b backends.Backend, atOnce bool, note fmt.Stringer) {
 	const consumers, n = 3, 60
 	topic := newTopic(backends.ClassFlow, "g1")
 	sub := unique("g1")
 	cs := make([]backends.Consumer, consumers)
-	for i := range cs {
-		cs[i] = subscribe(ctx, b, topic, sub, backends.WithMode(backends.Shared))
+	if atOnce {
+		var wg sync.WaitGroup
+		for i := range cs {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				cs[i] = subscribe(ctx, b, topic, sub, backends.WithMode(backends.Shared))
+			})
+		}
+		wg.Wait()
+		Expect(cs).NotTo(ContainElement(BeNil()), "subscribe %d consumers at once%s", consumers, noted(note))
+	} else {
+		for i := range cs {
+			cs[i] = subscribe(ctx, b, topic, sub, backends.WithMode(backends.Shared))
+		}
 	}
 	sent := batch("g1", n)
-	send(ctx, produce(ctx, b, topic), sent...)
+	p := produce(ctx, b, topic)
+	if atOnce {
+		sendConcurrently(ctx, p, sent, n)
+	} else {
+		sendAll(ctx, p, sent...)
+	}
 	per, waited := receiveAll(ctx, cs, msgPayloads(sent), arriveWithin*2)
 	union := counts(flatten(per))
 	Expect(missing(msgPayloads(sent), union)).To(BeEmpty(),
