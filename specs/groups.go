@@ -18,7 +18,7 @@ func groups(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, false, nil) }, SpecTimeout(specTimeout))
+		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, false, competingN, nil) }, SpecTimeout(specTimeout))
 
 		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
@@ -149,13 +149,17 @@ func perConsumer(per [][]backends.Delivery) string {
 	return s
 }
 
-// competing is G1's body on client b. G1 opens its consumers and sends one at a time; F2
-// runs it under network latency with at once true: the consumers subscribe concurrently (one
-// group rebalance instead of three) and the 60 messages are sent concurrently (one at a time
-// each costs a round trip), so it fits F2's time; what it asserts is the same. note, when not
-// nil, is appended to its failure messages (F2's fault timeline).
-func competing(ctx context.Context, b backends.Backend, atOnce bool, note fmt.Stringer) {
-	const consumers, n = 3, 60
+// competingN is how many messages G1 shares out among its consumers.
+const competingN = 60
+
+// competing is G1's body on client b, sharing n messages among three consumers. G1 opens its
+// consumers and sends one at a time; F2 runs it under network latency with at once true: the
+// consumers subscribe concurrently (one group rebalance instead of three) and the messages are
+// sent concurrently (one at a time each costs a round trip), so it fits F2's time; what it
+// asserts is the same. note, when not nil, is appended to its failure messages (F2's fault
+// timeline).
+func competing(ctx context.Context, b backends.Backend, atOnce bool, n int, note fmt.Stringer) {
+	const consumers = 3
 	topic := newTopic(backends.ClassFlow, "g1")
 	sub := unique("g1")
 	cs := make([]backends.Consumer, consumers)
