@@ -79,17 +79,28 @@ type cutResult struct {
 	err    error
 }
 
-func faults(env *Env) {
-	// The F specs share one private broker behind a proxy per backend (starting a broker per
-	// spec cost more than the specs): Ordered runs them one after another on one process, so
-	// a cut or a latency never reaches another spec; ContinueOnFailure keeps one failure from
-	// skipping the rest. Each spec opens its own client and topics, and afterFault heals.
-	Describe("network faults", Ordered, ContinueOnFailure, startEarly, Label("fault"), func() {
+// inFaultArea declares an Ordered container of F specs that share one private broker behind a
+// proxy (starting a broker per spec cost more than the specs): Ordered runs them one after
+// another on one process, so a cut or a latency never reaches another spec; ContinueOnFailure
+// keeps one failure from skipping the rest. Each spec opens its own client and topics, and
+// afterFault heals after each.
+func inFaultArea(env *Env, text string, specs func(area *faultArea)) {
+	Describe(text, Ordered, ContinueOnFailure, startEarly, Label("fault"), func() {
 		area := &faultArea{}
 		BeforeAll(func(ctx SpecContext) {
 			area.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
 		}, NodeTimeout(3*time.Minute))
 		AfterEach(func(ctx SpecContext) { afterFault(ctx, area) }, NodeTimeout(callWithin))
+		specs(area)
+	})
+}
+
+func faults(env *Env) {
+	// Two areas, two brokers per backend: the cuts (F1, F3, F4) and the latency (F2) each take
+	// about 40 s; one after the other on one broker they were the longest chain of the
+	// conformance run.
+	inFaultArea(env, "network latency", faultLatencySpec) // F2: specs/faults_latency.go
+	inFaultArea(env, "network faults", func(area *faultArea) {
 
 		// MUST keep a consumer that waits through a 5 s network cut working without the
 		// application reopening it: a message sent before the cut, one sent during it (the
@@ -206,8 +217,6 @@ func faults(env *Env) {
 				"the consumer that waited through the cut must receive what was sent during it and after the heal; got %s;\n%s", show(got), tl)
 			Expect(got).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
 		}, SpecTimeout(3*time.Minute))
-
-		faultLatencySpec(area) // F2: specs/faults_latency.go
 
 		// MUST end every call made while the network to the broker is cut - Consumer(),
 		// Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an

@@ -41,7 +41,7 @@ func (n checkNote) String() string {
 	return fmt.Sprintf("in F2's %s check, under %s of added latency each way;\n%s", n.check, faultLatency, n.tl)
 }
 
-// faultLatencySpec declares F2 in the F area's Ordered container (faults.go), on its shared
+// faultLatencySpec declares F2 in a fault area of its own (inFaultArea, faults.go), on its
 // proxied broker; the container's AfterEach heals (removes the latency) after it.
 func faultLatencySpec(area *faultArea) {
 	// MUST keep ready-on-return (D2, every class), nack redelivery (A1), ack-only-that (A2)
