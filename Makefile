@@ -29,8 +29,12 @@ GINKGO_FLAGS ?=
 # The conformance run (all backends) never takes longer than this (Ginkgo's suite timeout).
 SUITE_TIMEOUT ?= 45m
 REPORTS      := reports/out
-# Unit tests: everything but the suite packages, which have their own targets.
-UNIT_PKGS  = $(shell $(GO) list ./... | grep -v '/suite')
+# Unit tests: everything but the suite packages, which have their own targets. The packages
+# whose tests wait longest on JVMs come first: go test starts test binaries in this order, and
+# fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
+# sets the stage's length when it starts first instead of last.
+UNIT_FIRST = ./fixtures/local ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
+UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v '/suite')
 # -count=1: several of these tests start real JVM brokers; Go's test cache cannot see a changed
 # java, jar cache or broker, so a cached pass would prove nothing. No -short: under -short the
 # tests that need a broker skip (a quick edit loop), and `make unit` fails on such a skip.
@@ -40,7 +44,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest adapter-selftest proto conformance flakes mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance flakes mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do) or an absolute
@@ -79,8 +83,15 @@ setup:
 	$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing \
 	  || { echo "setup: apt-get could not install $$missing (see above): install them and retry" >&2; exit 1; }
 
-## test: the whole check, as CI runs it
-test: setup vet unit catalogue selftest adapter-selftest conformance
+## test: the whole check, as CI runs it. vet first; then unit, catalogue, selftest and
+## adapter-selftest side by side (the self-tests take little CPU: they mostly wait out spec
+## bounds, which unit's JVM starts do not shorten), each stage's output printed whole when it
+## ends; then conformance. TEST_JOBS=1 runs them one after the other.
+TEST_JOBS ?= 5
+test: setup vet
+	@echo "== unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= unit catalogue selftest adapter-selftest
+	@$(MAKE) --no-print-directory SETUP_NEEDS= conformance
 
 vet: setup
 	$(GO) vet ./...
@@ -110,15 +121,29 @@ catalogue:
 ## selftest: the catalogue on the in-process reference backend (must pass) and on its known-bad
 ## variants (the matching specs must fail). No broker; about two minutes. Its reports go to
 ## reports/out/selftest/ so the reference never shows up in the conformance matrix.
-selftest: setup
-	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
+## With make -j its two parts run side by side: selftest-memory (the catalogue on the reference)
+## and selftest-variants (the go tests of suite/selftest and suite/cmd/mutants, which run the
+## suite binary on the variants; about 70 s, most of it memory~restart-strands-consumers waiting
+## out R6's one-minute bound).
+selftest: selftest-memory selftest-variants
+selftest-memory: setup suite-bin
+	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) $(SUITE_BIN)
+selftest-variants: setup
 	$(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
 
 ## adapter-selftest: the catalogue on the memory reference ported to Python (python-memory),
 ## through the adapter protocol (backends/remote): proves the protocol path transparent. No
 ## broker; makes the SDK's virtualenv in the cache on its first run.
-adapter-selftest: setup
-	PUBSUB_BACKENDS=python-memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) ./suite
+adapter-selftest: setup suite-bin
+	PUBSUB_BACKENDS=python-memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) $(SUITE_BIN)
+
+# The suite's test binary, built once for the self-test runs: `ginkgo ./suite` compiles into
+# suite/suite.test and deletes it after the run, so two of them side by side would trip on
+# each other's binary.
+SUITE_BIN := $(REPORTS)/bin/suite.test
+suite-bin: setup
+	@mkdir -p $(dir $(SUITE_BIN))
+	$(GO) test -c -o $(SUITE_BIN) ./suite
 
 ## proto: regenerate the Go code of proto/pubsub/v1/adapter.proto (checked by go test ./proto/...)
 proto:
