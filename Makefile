@@ -47,14 +47,17 @@ GOTESTSUM  ?= $(GO) tool gotestsum
 .PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance flakes mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
-# <check> is a command (alternatives separated by ':', any one on PATH will do) or an absolute
-# path that must exist; <packages> are the Debian/Ubuntu packages that provide it, separated by
-# ','. Extend it (SETUP_NEEDS += python3:python3-venv); SETUP_NEEDS= skips the step.
+# <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
+# path that must exist, or `python3-venv`: the python3 on PATH makes a virtualenv and has the
+# ensurepip module that puts pip into it (Debian and Ubuntu ship both in the python3-venv
+# package, apart from python3; without it `python3 -m venv` fails). <packages> are the
+# Debian/Ubuntu packages that provide it, separated by ','. Extend it (SETUP_NEEDS += jq=jq);
+# SETUP_NEEDS= skips the step.
 #   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
 #   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
-#   python3 (with its venv module): the Python adapters of backends/remote.
+#   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache).
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
-               chromium:chromium-browser:google-chrome=chromium python3=python3,python3-venv
+               chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv
 
 all: test
 
@@ -62,16 +65,24 @@ help:
 	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
-## is present; where installing is impossible, one line naming the packages, and exit 1.
+## is present; where installing is impossible, one line naming the packages, and exit 1. After
+## installing, everything is checked again (a python3 on PATH that is not the system's gets no
+## venv from the package).
 setup:
-	@missing=""; for need in $(SETUP_NEEDS); do \
-	  found=""; for c in $$(echo "$${need%%=*}" | tr ':' ' '); do \
-	    case "$$c" in /*) [ -e "$$c" ] && found=1 ;; *) command -v "$$c" >/dev/null 2>&1 && found=1 ;; esac; \
-	  done; \
-	  [ -n "$$found" ] || missing="$$missing $$(echo "$${need#*=}" | tr ',' ' ')"; \
-	done; \
+	@missing() { out=""; for need in $(SETUP_NEEDS); do \
+	    found=""; for c in $$(echo "$${need%%=*}" | tr ':' ' '); do \
+	      case "$$c" in \
+	        /*) [ -e "$$c" ] && found=1 ;; \
+	        python3-venv) d=$$(mktemp -d) && python3 -m venv --without-pip "$$d/v" >/dev/null 2>&1 \
+	          && python3 -c 'import ensurepip; ensurepip.version()' >/dev/null 2>&1 && found=1; rm -rf "$$d" ;; \
+	        *) command -v "$$c" >/dev/null 2>&1 && found=1 ;; \
+	      esac; \
+	    done; \
+	    [ -n "$$found" ] || out="$$out $$(echo "$${need#*=}" | tr ',' ' ')"; \
+	  done; echo $$out; }; \
+	missing=$$(missing); \
 	[ -n "$$missing" ] || exit 0; \
-	missing=$${missing# }; sudo=""; \
+	sudo=""; \
 	if [ "$$(id -u)" -ne 0 ]; then \
 	  if command -v sudo >/dev/null 2>&1 && { [ -t 0 ] || sudo -n true 2>/dev/null; }; then sudo=sudo; \
 	  else echo "setup: missing $$missing; cannot install them here (not root, no usable sudo): install them (apt-get install $$missing) and retry, or run with SETUP_NEEDS= to skip this check" >&2; exit 1; fi; \
@@ -81,7 +92,10 @@ setup:
 	fi; \
 	echo "setup: installing $$missing with apt-get"; \
 	$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing \
-	  || { echo "setup: apt-get could not install $$missing (see above): install them and retry" >&2; exit 1; }
+	  || { echo "setup: apt-get could not install $$missing (see above): install them and retry" >&2; exit 1; }; \
+	still=$$(missing); \
+	[ -z "$$still" ] || { hint=""; case " $$still " in *" python3-venv "*) hint=" (python3 on PATH is $$(command -v python3); a python3 that is not the system's gets no venv from that package)" ;; esac; \
+	  echo "setup: still missing after apt-get install $$missing: $$still$$hint" >&2; exit 1; }
 
 ## test: the whole check, as CI runs it. vet first; then unit, catalogue, selftest and
 ## adapter-selftest side by side (the self-tests take little CPU: they mostly wait out spec
