@@ -97,14 +97,14 @@ setup:
 	[ -z "$$still" ] || { hint=""; case " $$still " in *" python3-venv "*) hint=" (python3 on PATH is $$(command -v python3); a python3 that is not the system's gets no venv from that package)" ;; esac; \
 	  echo "setup: still missing after apt-get install $$missing: $$still$$hint" >&2; exit 1; }
 
-## test: the whole check, as CI runs it. vet first; then unit, catalogue, selftest and
-## adapter-selftest side by side (the self-tests take little CPU: they mostly wait out spec
-## bounds, which unit's JVM starts do not shorten), each stage's output printed whole when it
-## ends; then conformance. TEST_JOBS=1 runs them one after the other.
-TEST_JOBS ?= 5
-test: setup vet
-	@echo "== unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= unit catalogue selftest adapter-selftest
+## test: the whole check, as CI runs it: vet, unit, catalogue, selftest and adapter-selftest
+## side by side (the self-tests take little CPU: they mostly wait out spec bounds, which unit's
+## JVM starts do not shorten), each stage's output printed whole when it ends; then, when all
+## passed, conformance. TEST_JOBS=1 runs them one after the other.
+TEST_JOBS ?= 6
+test: setup
+	@echo "== vet, unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= vet unit catalogue selftest adapter-selftest
 	@$(MAKE) --no-print-directory SETUP_NEEDS= conformance
 
 vet: setup
