@@ -220,6 +220,9 @@ func (b *Backend) clientErr() error {
 }
 
 // probe waits for a metadata response, failing fast on an auth error or on "all brokers down".
+// It returns only after its metadata goroutine has left librdkafka (at most one 500 ms call
+// after an early return's cancel): New closes the clients when probe fails, and closing the
+// admin client under a running rd_kafka_metadata crashed the process (SIGSEGV/SIGABRT).
 func (b *Backend) probe(ctx context.Context) error {
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
@@ -233,6 +236,11 @@ func (b *Backend) probe(ctx context.Context) error {
 			}
 		}
 	}()
+	early := func(err error) error {
+		cancel()
+		<-res
+		return err
+	}
 	for {
 		select {
 		case err := <-res:
@@ -244,11 +252,10 @@ func (b *Backend) probe(ctx context.Context) error {
 			if err := b.clientErr(); err != nil {
 				// Auth errors and refused connections are final for New: fail fast rather
 				// than wait out librdkafka's retries.
-				cancel()
-				return fmt.Errorf("kafka: connect to %s: %w", b.kc.BootstrapServers, err)
+				return early(fmt.Errorf("kafka: connect to %s: %w", b.kc.BootstrapServers, err))
 			}
 		case <-ctx.Done():
-			return unreachable(ctx, b.kc.BootstrapServers, ctx.Err())
+			return early(unreachable(ctx, b.kc.BootstrapServers, ctx.Err()))
 		}
 	}
 }
