@@ -306,7 +306,7 @@ func failover(env *Env) {
 			Expect(st.firstStartedOK.IsZero()).To(BeFalse(), "no Send succeeded within %s after the leader was killed, with two of three replicas left;\n%s", failoverRecoverWithin, tl)
 
 			// Read back: every confirmed payload must arrive on the consumer that lived
-			// through the failover.
+			// through the failover (opened before the kill, received nothing until now).
 			want, records := load.confirmed()
 			wanted := make(map[string]bool, len(want))
 			for _, p := range want {
@@ -331,16 +331,12 @@ func failover(env *Env) {
 					}
 					continue
 				}
+				// Not acked: the check is what the log holds, and an ack per message (a commit
+				// each on Kafka) would take longer than the failover itself.
 				p := string(d.Payload)
 				got[p]++
 				if got[p] == 1 && wanted[p] {
 					left--
-				}
-				actx, acancel := context.WithTimeout(ctx, callWithin)
-				err = c.Ack(actx, d)
-				acancel()
-				if err != nil {
-					tl.add("Ack %s: %v", p, err)
 				}
 			}
 			dups := 0
