@@ -123,6 +123,10 @@ type Cluster interface {
 	// Leader returns the node that leads the partition holding topic's messages (a contract
 	// topic string a client of this cluster created), as the cluster's metadata says now.
 	Leader(ctx context.Context, topic string) (node int, err error)
+	// CutReplication stops the other nodes from replicating from node (their fetches are
+	// refused) while clients and the cluster's controllers still reach it: its followers fall
+	// behind. It lasts until the node is killed or the cluster stopped.
+	CutReplication(ctx context.Context, node int) error
 	// Kill stops node at once (SIGKILL), without any shutdown; the other nodes keep running.
 	Kill(ctx context.Context, node int) error
 	// Describe says in one line what runs: nodes, time to ready, resident memory per node.

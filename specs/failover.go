@@ -27,6 +27,9 @@ const (
 	failoverWarmup = 300
 	// failoverAfter confirmed Sends after the kill end the load: writes flow again.
 	failoverAfter = 300
+	// failoverLag is how long the leader's followers are cut off from it before it is killed:
+	// every write a leader confirmed in that time without its followers is one it alone has.
+	failoverLag = time.Second
 	// failoverSendWithin bounds each Send: longer than a failover (fencing after 4 s of missed
 	// heartbeats, plus a controller election when the leader was also the active controller),
 	// so a Send in flight at the kill can complete through the new leader.
@@ -209,11 +212,12 @@ func failover(env *Env) {
 	Describe("leader failover", Label("fault"), func() {
 		// MUST not lose an acknowledged write when the partition leader of a replicated cluster
 		// (three nodes, replication factor 3, min.insync.replicas 2) is killed (SIGKILL) during a
-		// steady send from several producers: every message whose Send returned nil - before,
-		// during or after the failover - is delivered afterwards (duplicates are allowed and
-		// counted), and Sends succeed again within 30 s of the kill. The unavailability window
-		// (last confirmed Send before the kill to the first confirmed Send started after it) is
-		// measured and reported.
+		// steady send from several producers, after its followers fell 1 s behind (replication
+		// from it cut, clients still reaching it): every message whose Send returned nil -
+		// before, during or after the failover - is delivered afterwards (duplicates are allowed
+		// and counted), and Sends succeed again within 30 s of the kill. The unavailability
+		// window (last confirmed Send before the kill to the first confirmed Send started after
+		// it) is measured and reported.
 		Behaviour("F5", startSecond, func(ctx SpecContext) {
 			cl := startCluster(ctx, env)
 			AddReportEntry("cluster", cl.Describe())
@@ -271,6 +275,19 @@ func failover(env *Env) {
 			cancel2()
 			Expect(err).NotTo(HaveOccurred(), "find the partition leader of %s;\n%s", topic, tl)
 			tl.add("steady send: %d confirmed; partition leader is node %d", load.ok.Load(), leader)
+
+			// The followers fall behind: replication from the leader is cut (clients and the
+			// controllers still reach it) for failoverLag, the fault's duration.
+			okAtCut := load.ok.Load()
+			Expect(cl.CutReplication(ctx, leader)).To(Succeed(), "cut replication from the leader;\n%s", tl)
+			tl.add("node %d (the leader): replication CUT for %s, its followers fall behind", leader, failoverLag)
+			lag := time.NewTimer(failoverLag)
+			select {
+			case <-lag.C:
+			case <-ctx.Done():
+				lag.Stop()
+			}
+			tl.add("%d Sends confirmed while replication was cut", load.ok.Load()-okAtCut)
 
 			killed := time.Now()
 			load.killedAt.Store(&killed)

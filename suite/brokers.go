@@ -295,6 +295,9 @@ func (r *realCluster) Leader(ctx context.Context, topic string) (int, error) {
 }
 
 func (r *realCluster) Kill(ctx context.Context, node int) error { return r.c.Kill(ctx, node) }
-func (r *realCluster) Describe() string                         { return r.c.Describe() }
-func (r *realCluster) Stop(ctx context.Context) error           { return r.c.Stop(ctx) }
-func (r *realCluster) LogTail() string                          { return r.c.LogTail(40) }
+func (r *realCluster) CutReplication(_ context.Context, node int) error {
+	return r.c.CutReplication(node)
+}
+func (r *realCluster) Describe() string               { return r.c.Describe() }
+func (r *realCluster) Stop(ctx context.Context) error { return r.c.Stop(ctx) }
+func (r *realCluster) LogTail() string                { return r.c.LogTail(40) }
