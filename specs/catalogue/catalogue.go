@@ -184,7 +184,7 @@ var Behaviours = []Behaviour{
 		Must:   "MUST end every call made while the network to the broker is cut - Consumer(), Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that swallows the failure is a defect), and work again, the same Backend and the producer opened before the cut, once the network is healed (a round trip)."},
 	{ID: "F5", Area: "fault",
 		Title:  "killing the partition leader of a three-node Kafka cluster loses no acknowledged write",
-		Labels: []string{"fault", "slow"},
+		Labels: []string{"fault", "slow", "cluster"},
 		Must:   "MUST not lose an acknowledged write when the partition leader of a replicated cluster (three nodes, replication factor 3, min.insync.replicas 2) is killed (SIGKILL) during a steady send from several producers, after its followers fell 1 s behind (replication from it cut, clients still reaching it): every message whose Send returned nil - before, during or after the failover - is delivered afterwards (duplicates are allowed and counted), and Sends succeed again within 30 s of the kill. The unavailability window (last confirmed Send before the kill to the first confirmed Send started after it) is measured and reported."},
 }
 
