@@ -47,10 +47,11 @@ type Env struct {
 	// (container, external).
 	FaultyBroker func(ctx context.Context) (FaultyBroker, error)
 
-	// Cluster starts a replicated broker cluster the calling spec owns (F5: a three-node Kafka
-	// cluster, replication factor 3, min.insync.replicas 2), whose nodes the spec may kill. It
-	// returns when every node serves clients; the spec stops it with DeferCleanup(cl.Stop), which
-	// also removes its data. Unavailable(reason) when the broker kind has no replicas to fail
+	// Cluster starts a replicated broker cluster owned by the calling Ordered container's specs
+	// (F5: a three-node Kafka cluster, replication factor 3, min.insync.replicas 2), whose nodes
+	// they may kill. Called from BeforeAll; it returns when every node serves clients, and the
+	// container stops it with DeferCleanup(cl.Stop) after its last spec, which also removes its
+	// data. Unavailable(reason) when the broker kind has no replicas to fail
 	// over to (standalone Pulsar, the in-process reference) or the provider cannot start a
 	// cluster (container, external).
 	Cluster func(ctx context.Context) (Cluster, error)
