@@ -13,6 +13,12 @@
 # PUBSUB_BROKERS=auto|local|container|external, specs with GINKGO_FLAGS="--label-filter='!slow'".
 
 GO       ?= go
+# -trimpath: the Go build cache keys a package built without it by its directory, so a fresh
+# clone at a new path recompiled every package of this module (measured: building all test
+# binaries took 45 s in a fresh clone without it, 17 s with it once the cache had it; the
+# first build with it recompiles the dependencies once, about 3.5 min with the cgo Kafka client).
+# Stack traces and failure locations then name files by import path.
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 GINKGO   ?= $(GO) tool ginkgo
 comma    := ,
 space    := $(subst ,, )
