@@ -140,11 +140,11 @@ catalogue:
 	@if [ -d reports/cmd/contract ]; then $(GO) run ./reports/cmd/contract -check; fi
 
 ## selftest: the catalogue on the in-process reference backend (must pass) and on its known-bad
-## variants (the matching specs must fail). No broker; about 70 s. Its reports go to
+## variants (the matching specs must fail). No broker; about 90 s. Its reports go to
 ## reports/out/selftest/ so the reference never shows up in the conformance matrix.
 ## With make -j its two parts run side by side: selftest-memory (the catalogue on the reference)
 ## and selftest-variants (the go tests of suite/selftest and suite/cmd/mutants, which run the
-## suite binary on the variants; about 70 s, most of it memory~restart-strands-consumers waiting
+## suite binary on the variants; 80-90 s, most of it memory~restart-strands-consumers waiting
 ## out R6's one-minute bound).
 selftest: selftest-memory selftest-variants
 selftest-memory: setup suite-bin
