@@ -111,8 +111,6 @@ func TakeCensus(dirs []string) (*Census, error) {
 					}
 				case Skip:
 					seen[k]++
-				case NotRun:
-					r.NotRun++
 				}
 			}
 		}
@@ -120,8 +118,8 @@ func TakeCensus(dirs []string) (*Census, error) {
 	}
 	for _, k := range order {
 		r := rows[k]
-		// A pair missing from some runs entirely (not even "not run") also counts as a gap.
-		r.NotRun += len(dirs) - seen[k] - r.NotRun
+		// Every run without a result for the pair is a gap: "not run", or absent entirely.
+		r.NotRun = len(dirs) - seen[k]
 		if r.Failed > 0 || r.NotRun > 0 {
 			c.Rows = append(c.Rows, *r)
 		} else {
