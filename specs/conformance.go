@@ -29,8 +29,8 @@ func Conformance(env *Env) bool {
 		acksOutOfOrder(env)
 		acksUnknown(env)
 		restart(env)
-		brokerRestarts(env)
-		faults(env)
+		privateBrokerArea(env) // R4, R6, F1, F3, F4
+		faults(env)            // F2
 		failover(env)
 		retention(env)
 		lifecycle(env)

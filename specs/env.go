@@ -34,16 +34,18 @@ type Env struct {
 	// non-nil) is deferred by the spec and releases anything Auth started (a private broker).
 	Auth func(ctx context.Context) (AuthTarget, error)
 
-	// PrivateBroker starts a broker that the broker-restart specs (R4, R6) own and restart:
-	// called once per backend from their Ordered container's BeforeAll, shared by them one
-	// after another, stopped with DeferCleanup(pb.Stop) after the last (see sharedBroker).
-	// Unavailable(reason) when impossible (e.g. external brokers).
+	// PrivateBroker starts a broker that the broker-restart specs (R4, R6) own and restart,
+	// where FaultyBroker is Unavailable (a FaultyBroker restarts too and serves them then):
+	// called once per backend from the private-broker area's BeforeAll (specs/private.go),
+	// shared by its specs one after another, stopped with DeferCleanup(pb.Stop) after the last
+	// (see sharedBroker). Unavailable(reason) when impossible (e.g. external brokers).
 	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
 
-	// FaultyBroker starts a broker behind a TCP proxy that can be cut and healed, owned by the
-	// F area (specs/faults.go): called once per backend from its BeforeAll, shared by its
-	// specs one after another, healed after each, stopped with DeferCleanup(fb.Stop) after the
-	// last. Unavailable(reason) when the provider cannot put a proxy in front of its broker
+	// FaultyBroker starts a broker behind a TCP proxy that can be cut and healed, owned by an
+	// Ordered container (the private-broker area of R4, R6, F1, F3 and F4, and F2's own):
+	// called once per backend and container from its BeforeAll, shared by its specs one after
+	// another, healed after each, stopped with DeferCleanup(fb.Stop) after the last.
+	// Unavailable(reason) when the provider cannot put a proxy in front of its broker
 	// (container, external).
 	FaultyBroker func(ctx context.Context) (FaultyBroker, error)
 
@@ -95,10 +97,11 @@ type PrivateBroker interface {
 }
 
 // FaultyBroker is a private broker whose clients all reach it through a proxy. Its specs run
-// one at a time (an Ordered container), so a fault reaches only the spec that made it.
+// one at a time (an Ordered container), so a fault reaches only the spec that made it. It
+// restarts like any PrivateBroker (the proxy stays up, at the same addresses), and its Open
+// returns clients that go through the proxy.
 type FaultyBroker interface {
-	// Open returns a new client on this broker (through the proxy); the spec closes it.
-	Open(ctx context.Context) (backends.Backend, error)
+	PrivateBroker
 	// Cut closes every client connection and refuses new ones until Heal; the broker keeps
 	// running.
 	Cut(ctx context.Context) error
@@ -110,10 +113,6 @@ type FaultyBroker interface {
 	// the spec that makes the fault (F2), from its own goroutine; an Unavailable error makes
 	// that spec skip with the reason (a stand-in that cannot delay its calls).
 	SetLatency(ctx context.Context, d time.Duration) error
-	// Stop stops the broker and the proxy. Idempotent.
-	Stop(ctx context.Context) error
-	// LogTail returns the last lines of this broker's log ("" when none).
-	LogTail() string
 }
 
 // Cluster is a replicated broker cluster owned by one spec. Methods are safe for concurrent use.

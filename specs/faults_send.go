@@ -75,7 +75,7 @@ func (t F3Tally) String() string {
 	return s
 }
 
-// sendsDuringCut declares F3 inside the F area's Ordered container (faults.go), on its shared
+// sendsDuringCut declares F3 inside the private-broker area (specs/private.go), on its shared
 // proxied broker.
 func sendsDuringCut(area *faultArea) {
 	// MUST end every Send made while the network to the broker is cut within its context,

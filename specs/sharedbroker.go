@@ -53,6 +53,9 @@ func (s *sharedBroker[B]) start(ctx context.Context, backend, what string, open 
 	DeferCleanup(func(ctx SpecContext) { Expect(b.Stop(ctx)).To(Succeed(), "stop %s", what) }, NodeTimeout(2*time.Minute))
 }
 
+// share makes s serve b, which another sharedBroker started (and stops after the last spec).
+func (s *sharedBroker[B]) share(b B) { s.b, s.ok = b, true }
+
 // broker returns the shared broker, or skips or fails the calling spec with start's reason.
 func (s *sharedBroker[B]) broker() B {
 	GinkgoHelper()

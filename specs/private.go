@@ -1,0 +1,160 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// privateArea is the private broker that the broker restarts (R4, R6) and the network cuts
+// (F1, F3, F4) share, one spec after another (see sharedBroker): a broker behind a fault
+// proxy, which restarts like any private broker. Where the run cannot put a proxy in front of
+// a broker (container and external providers, an in-process backend that cannot simulate a
+// cut), the F specs skip with that reason and the R specs get a plain private broker.
+//
+// R4 and R6 share one restart: the area's BeforeAll also prepares R4 (a subscription and ten
+// confirmed messages, every client closed), R6 restarts the broker with its producer and
+// consumer open, and R4 then checks that its messages survived that restart (restarting the
+// broker itself when no restart happened after its preparation: R6 filtered out, skipped, or
+// failed before restarting).
+type privateArea struct {
+	faults   faultArea                   // the broker behind a proxy; not started when unavailable
+	restarts sharedBroker[PrivateBroker] // the same broker, or a plain private one
+
+	r4          r4Prepared
+	restartedAt time.Time     // when the last restart of the broker returned (zero: none yet)
+	restartBy   string        // which spec restarted it
+	restartTook time.Duration // how long that restart took
+}
+
+// r4Prepared is what R4 left on the broker before the restart.
+type r4Prepared struct {
+	topic, sub string
+	sent       []backends.Message
+	at         time.Time // when the last message was confirmed
+	err        error     // why the preparation failed (nil when it did not)
+}
+
+func privateBrokerArea(env *Env) {
+	Describe("on a private broker", Ordered, ContinueOnFailure, startSecond, func() {
+		area := &privateArea{}
+		BeforeAll(func(ctx SpecContext) {
+			area.faults.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
+			switch {
+			case area.faults.started():
+				area.restarts.share(area.faults.b)
+			case area.faults.skip != "":
+				// No proxy here: the R specs still get a broker of their own.
+				area.restarts.start(ctx, env.Backend, "private broker to restart", env.PrivateBroker)
+			default:
+				area.restarts.err = area.faults.err // a broker that did not start: R fails the same way
+			}
+			if area.restarts.started() {
+				area.prepareR4(ctx)
+			}
+		}, NodeTimeout(3*time.Minute))
+		AfterEach(func(ctx SpecContext) {
+			if area.faults.started() {
+				afterFault(ctx, &area.faults)
+				return
+			}
+			area.restarts.after()
+		}, NodeTimeout(callWithin))
+
+		Describe("flow restart without loss", Label("restart"), func() {
+			brokerRestartSpecs(area)
+		})
+		Describe("network faults", Label("fault"), func() {
+			networkCutSpecs(&area.faults)
+		})
+	})
+}
+
+// prepareR4 subscribes (earliest), sends R4's ten messages, each confirmed, and closes every
+// client, before any restart. A failure is recorded for R4's report, never failing BeforeAll
+// (that would fail every spec of the area).
+func (a *privateArea) prepareR4(ctx context.Context) {
+	p := &a.r4
+	p.topic, p.sub, p.sent = newTopic(backends.ClassFlow, "r4"), unique("r4"), batch("r4", 10)
+	p.err = InterceptGomegaFailure(func() {
+		before, err := a.restarts.b.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+		defer func() { _ = before.Close(ctx) }() // after a failure; the success path closes it below
+		c, err := before.Consumer(ctx, p.topic, p.sub, backends.WithPosition(backends.Earliest))
+		Expect(err).NotTo(HaveOccurred(), "subscribe before the restart")
+		Expect(c.Close(ctx)).To(Succeed(), "close the consumer before the restart")
+		prod, err := before.Producer(ctx, p.topic)
+		Expect(err).NotTo(HaveOccurred(), "producer before the restart")
+		sendAll(ctx, prod, p.sent...)
+		p.at = time.Now()
+		Expect(prod.Close(ctx)).To(Succeed(), "close the producer before the restart")
+		Expect(before.Close(ctx)).To(Succeed(), "close the client before the restart")
+	})
+}
+
+// restart restarts the area's broker for spec (skipping the spec when the broker cannot
+// restart) and records when, so R4 knows whether its messages went through a restart.
+func (a *privateArea) restart(ctx context.Context, spec string) {
+	GinkgoHelper()
+	start := time.Now()
+	err := a.restarts.b.Restart(ctx)
+	skipIfUnavailable(err)
+	Expect(err).NotTo(HaveOccurred(), "restart the private broker")
+	a.restartedAt, a.restartBy, a.restartTook = time.Now(), spec, since(start)
+	By(fmt.Sprintf("broker restarted in %s", a.restartTook))
+}
+
+// brokerRestartSpecs declares R6 and R4 (in that order: R6 makes the restart R4 checks).
+func brokerRestartSpecs(a *privateArea) {
+	Behaviour("R6", func(ctx SpecContext) {
+		pb := a.restarts.broker()
+		cli, err := pb.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+		DeferCleanup(func(ctx SpecContext) { Expect(cli.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+		topic := newTopic(backends.ClassFlow, "r6")
+		c := subscribe(ctx, cli, topic, unique("r6"))
+		p := produce(ctx, cli, topic)
+		sendAll(ctx, p, msg("r6-before", 0))
+		r := receiveN(ctx, c, 1, arriveWithin, ack)
+		Expect(payloads(r.Got)).To(Equal([]string{"r6-before-0"}), "before the restart; %s", r.describe())
+
+		a.restart(ctx, "R6")
+
+		// The same producer and consumer, never reopened.
+		sent := batch("r6-after", 5)
+		sendAll(ctx, p, sent...)
+		after := receiveUntil(ctx, c, time.Minute, ack, func(got []backends.Delivery) bool {
+			return len(missing(msgPayloads(sent), counts(got))) == 0
+		})
+		Expect(missing(msgPayloads(sent), counts(after.Got))).To(BeEmpty(),
+			"messages sent after a broker restart through the producer opened before it must reach the consumer opened before it (no reopen); %s", after.describe())
+	}, SpecTimeout(6*time.Minute))
+
+	Behaviour("R4", func(ctx SpecContext) {
+		pb := a.restarts.broker()
+		prep := a.r4
+		Expect(prep.err).NotTo(HaveOccurred(), "prepare R4 before the restart (in the area's BeforeAll)")
+		By(fmt.Sprintf("before the restart: subscribed (earliest), sent %d confirmed flow messages, closed every client", len(prep.sent)))
+		if a.restartedAt.Before(prep.at) {
+			a.restart(ctx, "R4")
+		} else {
+			AddReportEntry("restart", fmt.Sprintf("%s restarted the broker %s after R4's messages were confirmed (the restart took %s)",
+				a.restartBy, a.restartedAt.Sub(prep.at).Round(time.Millisecond), a.restartTook))
+		}
+
+		after, err := pb.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client after the restart")
+		DeferCleanup(func(ctx SpecContext) { Expect(after.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+		c2 := subscribe(ctx, after, prep.topic, prep.sub, backends.WithPosition(backends.Earliest))
+		r := receiveUntil(ctx, c2, time.Minute, ack, func(got []backends.Delivery) bool {
+			return len(missing(msgPayloads(prep.sent), counts(got))) == 0
+		})
+		Expect(missing(msgPayloads(prep.sent), counts(r.Got))).To(BeEmpty(),
+			"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
+	}, SpecTimeout(6*time.Minute))
+}
