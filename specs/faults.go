@@ -85,7 +85,7 @@ type cutResult struct {
 // keeps one failure from skipping the rest. Each spec opens its own client and topics, and
 // afterFault heals after each.
 func inFaultArea(env *Env, text string, specs func(area *faultArea)) {
-	Describe(text, Ordered, ContinueOnFailure, startEarly, Label("fault"), func() {
+	Describe(text, Ordered, ContinueOnFailure, startThird, Label("fault"), func() {
 		area := &faultArea{}
 		BeforeAll(func(ctx SpecContext) {
 			area.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
