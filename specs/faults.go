@@ -102,6 +102,30 @@ func faults(env *Env) {
 	inFaultArea(env, "network latency", faultLatencySpec) // F2: specs/faults_latency.go
 }
 
+// openFaulty opens a client on fb (through its proxy), closed after the spec.
+func openFaulty(ctx context.Context, fb FaultyBroker) backends.Backend {
+	GinkgoHelper()
+	b, err := fb.Open(ctx)
+	Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+	DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+	return b
+}
+
+// roundTripBeforeCut subscribes (earliest) to a new flow topic, opens its producer and makes
+// one round trip (<tag>-before-0 sent, received and acked), so the client holds live
+// connections when the network is cut.
+func roundTripBeforeCut(ctx context.Context, b backends.Backend, tag string, tl *timeline) (backends.Consumer, backends.Producer) {
+	GinkgoHelper()
+	topic := newTopic(backends.ClassFlow, tag)
+	c := subscribe(ctx, b, topic, unique(tag), backends.WithPosition(backends.Earliest))
+	p := produce(ctx, b, topic)
+	sendAll(ctx, p, msg(tag+"-before", 0))
+	r := receiveN(ctx, c, 1, arriveWithin, ack)
+	Expect(payloads(r.Got)).To(ConsistOf(tag+"-before-0"), "round trip before the cut; %s", r.describe())
+	tl.add("before: sent, received and acked %s-before-0 (consumer subscribed at earliest, producer open)", tag)
+	return c, p
+}
+
 // networkCutSpecs declares F1, F4 and F3 on area's broker (the private-broker area's, in its
 // Ordered container: one spec after another, healed after each).
 func networkCutSpecs(area *faultArea) {
@@ -112,16 +136,7 @@ func networkCutSpecs(area *faultArea) {
 	Behaviour("F1", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
-		b, err := fb.Open(ctx)
-		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
-		DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
-		topic := newTopic(backends.ClassFlow, "f1")
-		c := subscribe(ctx, b, topic, unique("f1"), backends.WithPosition(backends.Earliest))
-		p := produce(ctx, b, topic)
-		sendAll(ctx, p, msg("f1-before", 0))
-		r := receiveN(ctx, c, 1, arriveWithin, ack)
-		Expect(payloads(r.Got)).To(ConsistOf("f1-before-0"), "round trip before the cut; %s", r.describe())
-		tl.add("before: sent, received and acked f1-before-0")
+		c, p := roundTripBeforeCut(ctx, openFaulty(ctx, fb), "f1", tl)
 
 		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
 		tl.add("network CUT for %s", faultCut)
@@ -229,9 +244,7 @@ func networkCutSpecs(area *faultArea) {
 	Behaviour("F4", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
-		b, err := fb.Open(ctx)
-		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
-		DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
+		b := openFaulty(ctx, fb)
 
 		// Before the cut: topics, a producer, and one round trip, so the client holds live
 		// connections (metadata, coordinator, lookups) when they are cut.

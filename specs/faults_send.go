@@ -9,8 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
-	"github.com/pubsub-conformance/harness/backends"
 )
 
 // Bounds of F3 (the F area's shared ones are in faults.go).
@@ -86,16 +84,7 @@ func sendsDuringCut(area *faultArea) {
 	Behaviour("F3", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
-		b, err := fb.Open(ctx)
-		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
-		DeferCleanup(func(ctx SpecContext) { Expect(b.Close(ctx)).To(Succeed(), "close the client") }, NodeTimeout(callWithin))
-		topic := newTopic(backends.ClassFlow, "f3")
-		c := subscribe(ctx, b, topic, unique("f3"), backends.WithPosition(backends.Earliest))
-		p := produce(ctx, b, topic)
-		sendAll(ctx, p, msg("f3-before", 0))
-		r := receiveN(ctx, c, 1, arriveWithin, ack)
-		Expect(payloads(r.Got)).To(ConsistOf("f3-before-0"), "round trip before the cut; %s", r.describe())
-		tl.add("before: sent, received and acked f3-before-0 (consumer subscribed at earliest, producer open)")
+		c, p := roundTripBeforeCut(ctx, openFaulty(ctx, fb), "f3", tl)
 
 		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
 		cutAt := time.Now()
@@ -172,7 +161,7 @@ func sendsDuringCut(area *faultArea) {
 		// and it marks the end of what the consumer must see.
 		sctx, cancel := context.WithTimeout(ctx, callWithin)
 		start := time.Now()
-		err = p.Send(sctx, msg("f3-after", 0))
+		err := p.Send(sctx, msg("f3-after", 0))
 		cancel()
 		tl.add("Send f3-after-0 after the heal returned after %s: %v", since(start), err)
 		Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
