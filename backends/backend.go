@@ -103,6 +103,9 @@ type Backend interface {
 type Producer interface {
 	// Send returns only after the broker confirmed the message (a delivery report, a send
 	// receipt); [C-SEND-1] the broker's error, if any, is returned, never only logged. [C-SEND-2]
+	// An error does not mean the message was not delivered: a Send that timed out or failed on
+	// a broken connection may have reached the broker, so a caller that sends it again may
+	// deliver it twice. [C-SEND-3]
 	Send(ctx context.Context, msg Message) error
 	// Close flushes anything pending within ctx and releases the producer. [C-PROD-4]
 	// Idempotent. [C-PROD-5]
