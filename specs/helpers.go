@@ -91,6 +91,20 @@ func skipIfUnavailable(err error) {
 	}
 }
 
+// failSetup fails the spec when err (a broker that did not start, a preparation that failed)
+// is not nil, with "what: <err>" (just err when what is "") on one line: HaveOccurred would
+// print the wrapped error's struct dump around the message.
+func failSetup(err error, what string) {
+	GinkgoHelper()
+	switch {
+	case err == nil:
+	case what == "":
+		Fail(err.Error())
+	default:
+		Fail(what + ": " + err.Error())
+	}
+}
+
 // produce returns a producer of topic, closed by DeferCleanup.
 func produce(ctx context.Context, b backends.Backend, topic string) backends.Producer {
 	GinkgoHelper()

@@ -138,7 +138,7 @@ func brokerRestartSpecs(a *privateArea) {
 	Behaviour("R4", func(ctx SpecContext) {
 		pb := a.restarts.broker()
 		prep := a.r4
-		Expect(prep.err).NotTo(HaveOccurred(), "prepare R4 before the restart (in the area's BeforeAll)")
+		failSetup(prep.err, "prepare R4 before the restart (in the area's BeforeAll)")
 		By(fmt.Sprintf("before the restart: subscribed (earliest), sent %d confirmed flow messages, closed every client", len(prep.sent)))
 		if a.restartedAt.Before(prep.at) {
 			a.restart(ctx, "R4")

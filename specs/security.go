@@ -18,7 +18,7 @@ func security(env *Env) {
 			}
 			target, err := env.Auth(ctx)
 			skipIfUnavailable(err)
-			Expect(err).NotTo(HaveOccurred(), "prepare the auth-enabled broker")
+			failSetup(err, "prepare the auth-enabled broker")
 			if target.Stop != nil {
 				DeferCleanup(func(ctx SpecContext) { Expect(target.Stop(ctx)).To(Succeed()) }, NodeTimeout(2*time.Minute))
 			}

@@ -62,7 +62,7 @@ func (s *sharedBroker[B]) broker() B {
 	if s.skip != "" {
 		Skip(s.skip)
 	}
-	Expect(s.err).NotTo(HaveOccurred())
+	failSetup(s.err, "") // "start <what>: ...", from start
 	Expect(s.ok).To(BeTrue(), "the shared broker was not started (BeforeAll did not run?)")
 	return s.b
 }
