@@ -84,7 +84,12 @@ func (a *privateArea) prepareR4(ctx context.Context) {
 	p.err = InterceptGomegaFailure(func() {
 		before, err := a.restarts.b.Open(ctx)
 		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
-		defer func() { _ = before.Close(ctx) }() // after a failure; the success path closes it below
+		closed := false
+		defer func() {
+			if !closed { // a failure stopped the preparation before its Close
+				_ = before.Close(ctx)
+			}
+		}()
 		c, err := before.Consumer(ctx, p.topic, p.sub, backends.WithPosition(backends.Earliest))
 		Expect(err).NotTo(HaveOccurred(), "subscribe before the restart")
 		Expect(c.Close(ctx)).To(Succeed(), "close the consumer before the restart")
@@ -93,6 +98,7 @@ func (a *privateArea) prepareR4(ctx context.Context) {
 		sendAll(ctx, prod, p.sent...)
 		p.at = time.Now()
 		Expect(prod.Close(ctx)).To(Succeed(), "close the producer before the restart")
+		closed = true
 		Expect(before.Close(ctx)).To(Succeed(), "close the client before the restart")
 	})
 }
