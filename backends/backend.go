@@ -124,6 +124,14 @@ type Consumer interface {
 	// Acks may come in any order (completion order). [C-ACK-3] A delivery this consumer did not
 	// hand out (another consumer's, a made-up ID) is an error wrapping ErrUnknownDelivery, for
 	// Ack and Nack alike. [C-ACK-4]
+	//
+	// Ack may return before the broker stored the acknowledgement (a background commit, a
+	// grouped ack); once this consumer's Close returned, every ack it returned is in force.
+	// [C-ACK-5] When the consumer's process dies instead (no Close), a message acked less than
+	// AckCrashBound before the death may be delivered again (at-least-once); one acked earlier is
+	// not. [C-ACK-6] A crash never costs an unacknowledged message, whatever was acked around it
+	// and in whatever order: every message the dead consumer had not acked reaches the
+	// subscription's next member. [C-ACK-7]
 	Ack(ctx context.Context, d Delivery) error
 	// Nack asks for d to be delivered again (to this or another member of the subscription),
 	// within a bounded delay. [C-NACK-1]
@@ -133,6 +141,10 @@ type Consumer interface {
 	// [C-CLOSE-2]
 	Close(ctx context.Context) error
 }
+
+// AckCrashBound is how long an acknowledgement may stay unstored after Ack returned (C-ACK-6):
+// a backend that commits acks in the background commits each within this bound.
+const AckCrashBound = time.Second
 
 // Position is where a new subscription starts. An existing subscription always resumes from its
 // own position, whatever is asked here. [C-POS-1]

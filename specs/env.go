@@ -60,9 +60,10 @@ type Env struct {
 
 	// CrashConsumer runs a consumer of topic on subscription (initial position earliest)
 	// somewhere it can be killed without any Close (a child process that gets SIGKILL; the
-	// reference backend drops its connection): it receives n messages without acking them,
-	// is killed, and only then does CrashConsumer return what it received. Used by R5.
-	CrashConsumer func(ctx context.Context, topic, subscription string, n int) ([]backends.Delivery, error)
+	// reference backend drops its connection): it receives plan.Receive messages, acks those
+	// plan.Ack names, waits plan.HoldAfterAcks, is killed, and only then does CrashConsumer
+	// return what it received. Used by R5, R7 and R8.
+	CrashConsumer func(ctx context.Context, topic, subscription string, plan CrashPlan) ([]backends.Delivery, error)
 
 	// RetentionFor is the retention the backend was configured to give class c (T1); nil means
 	// the class default.
@@ -71,6 +72,15 @@ type Env struct {
 	// BrokerLog returns the tail of the broker log, attached to failed specs; nil when there
 	// is no broker (memory).
 	BrokerLog func() string
+}
+
+// CrashPlan is what a crashing consumer does before it is killed (Env.CrashConsumer).
+type CrashPlan struct {
+	Receive int   // messages to receive
+	Ack     []int // indexes into the received messages to ack, in this order (each Ack must succeed)
+	// HoldAfterAcks is how long the consumer lives on after its last Ack returned, before the
+	// kill: the time its backend had to store the acks (C-ACK-6). Ignored without acks.
+	HoldAfterAcks time.Duration
 }
 
 // AuthTarget is an auth-enabled broker and two ways to reach it.

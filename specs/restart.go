@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,27 +104,87 @@ func restart(env *Env) {
 		}, SpecTimeout(3*time.Minute))
 
 		Behaviour("R5", startEarly, func(ctx SpecContext) {
-			if env.CrashConsumer == nil {
-				Skip(env.Backend + " suite provides no crashable consumer")
-			}
 			topic := newTopic(backends.ClassFlow, "r5")
 			sub := unique("r5")
-			sent := batch("r5", 5)
-			sendAll(ctx, produce(ctx, b, topic), sent...)
-			crashed, err := env.CrashConsumer(ctx, topic, sub, 3)
-			skipIfUnavailable(err)
-			Expect(err).NotTo(HaveOccurred(), "run and kill the crashing consumer")
-			Expect(crashed).To(HaveLen(3), "the crashing consumer must have received 3 messages before it was killed")
-			killed := time.Now()
+			sendAll(ctx, produce(ctx, b, topic), batch("r5", 5)...)
+			crashed, killed := crash(ctx, env, topic, sub, CrashPlan{Receive: 3})
 
 			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
 			want := payloads(crashed)
-			r := receiveUntil(ctx, c, 90*time.Second, ack, func(got []backends.Delivery) bool {
+			r := receiveUntil(ctx, c, crashRedeliverWithin, ack, func(got []backends.Delivery) bool {
 				return len(missing(want, counts(got))) == 0
 			})
 			Expect(missing(want, counts(r.Got))).To(BeEmpty(),
 				"messages %s held unacked by the killed consumer must reach the next member (%s after the kill); %s",
 				show(want), since(killed), r.describe())
 		}, SpecTimeout(4*time.Minute))
+
+		Behaviour("R7", startEarly, func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "r7")
+			sub := unique("r7")
+			sendAll(ctx, produce(ctx, b, topic), batch("r7", 5)...)
+			// m5, m3, m4 acked out of order; m1 and m2 never. The hold gives a backend that
+			// commits in the background the time to commit what it would (C-ACK-6), so an ack
+			// that committed through m1 and m2 has surely reached the broker before the kill.
+			crashed, killed := crash(ctx, env, topic, sub, CrashPlan{Receive: 5, Ack: []int{4, 2, 3}, HoldAfterAcks: backends.AckCrashBound})
+
+			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
+			want := payloads(crashed[:2])
+			r := receiveUntil(ctx, c, crashRedeliverWithin, ack, func(got []backends.Delivery) bool {
+				return len(missing(want, counts(got))) == 0
+			})
+			Expect(missing(want, counts(r.Got))).To(BeEmpty(),
+				"messages %s, never acked by the killed consumer (which acked %s, out of order, %v before its kill), must reach the next member (%s after the kill); %s",
+				show(want), show(payloads([]backends.Delivery{crashed[4], crashed[2], crashed[3]})), backends.AckCrashBound, since(killed), r.describe())
+		}, SpecTimeout(4*time.Minute))
+
+		Behaviour("R8", startEarly, func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "r8")
+			sub := unique("r8")
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, batch("r8-acked", 5)...)
+			crashed, killed := crash(ctx, env, topic, sub, CrashPlan{Receive: 5, Ack: []int{0, 1, 2, 3, 4}, HoldAfterAcks: backends.AckCrashBound})
+			after := batch("r8-after", 2)
+			sendAll(ctx, p, after...)
+
+			// What was sent after the kill comes after any redelivery of the acked messages on a
+			// log (Kafka) and in the same dispatch as a redelivery on a queue; the quiet window
+			// after it catches a redelivery that comes late.
+			c := subscribe(ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
+			want := msgPayloads(after)
+			r := receiveUntil(ctx, c, crashRedeliverWithin, ack, func(got []backends.Delivery) bool {
+				return len(missing(want, counts(got))) == 0
+			})
+			Expect(missing(want, counts(r.Got))).To(BeEmpty(), "the messages sent after the kill must reach the next member; %s", r.describe())
+			late := receiveFor(ctx, c, quietFor, ack)
+			acked := payloads(crashed)
+			var again []string
+			for _, d := range append(r.Got, late.Got...) {
+				if slices.Contains(acked, string(d.Payload)) {
+					again = append(again, string(d.Payload))
+				}
+			}
+			Expect(again).To(BeEmpty(),
+				"messages %s were acked by the killed consumer %v or more before its kill (the contract's ack crash bound) and must not come again; the next member (%s after the kill) got %s",
+				show(acked), backends.AckCrashBound, since(killed), show(payloads(append(r.Got, late.Got...))))
+		}, SpecTimeout(4*time.Minute))
 	})
+}
+
+// crashRedeliverWithin bounds how long the next member may take to get a killed consumer's
+// messages: the broker first has to notice the death (Kafka: the group's session timeout).
+const crashRedeliverWithin = 90 * time.Second
+
+// crash runs env's crashing consumer on topic and sub, following plan, and returns what it
+// received and when it was killed; the spec skips when the suite has no crashable consumer.
+func crash(ctx context.Context, env *Env, topic, sub string, plan CrashPlan) ([]backends.Delivery, time.Time) {
+	GinkgoHelper()
+	if env.CrashConsumer == nil {
+		Skip(env.Backend + " suite provides no crashable consumer")
+	}
+	crashed, err := env.CrashConsumer(ctx, topic, sub, plan)
+	skipIfUnavailable(err)
+	Expect(err).NotTo(HaveOccurred(), "run and kill the crashing consumer")
+	Expect(crashed).To(HaveLen(plan.Receive), "the crashing consumer must have received %d messages before it was killed", plan.Receive)
+	return crashed, time.Now()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/specs"
 )
 
 // CrashChildEnv names the variable that turns the suite's test binary into a crash child.
@@ -22,20 +23,21 @@ type crashSpec struct {
 	Config       backends.Config `json:"config"`
 	Topic        string          `json:"topic"`
 	Subscription string          `json:"subscription"`
-	N            int             `json:"n"`
+	Plan         specs.CrashPlan `json:"plan"`
 }
 
 type crashLine struct {
 	Ready    bool               `json:"ready,omitempty"`
 	Delivery *backends.Delivery `json:"delivery,omitempty"`
+	Acked    bool               `json:"acked,omitempty"` // every ack of the plan returned
 	Error    string             `json:"error,omitempty"`
 }
 
 // crashInChild re-runs the current test binary as a crash child (see RunCrashChild), reads
-// the deliveries it reports, SIGKILLs it after n, and returns what it received.
-func crashInChild(ctx context.Context, cfg backends.Config, topic, sub string, n int) ([]backends.Delivery, error) {
+// the deliveries it reports, SIGKILLs it once it followed the plan, and returns what it received.
+func crashInChild(ctx context.Context, cfg backends.Config, topic, sub string, plan specs.CrashPlan) ([]backends.Delivery, error) {
 	cfg.Log = nil // not serialisable; the child logs to its stderr
-	spec, err := json.Marshal(crashSpec{Config: cfg, Topic: topic, Subscription: sub, N: n})
+	spec, err := json.Marshal(crashSpec{Config: cfg, Topic: topic, Subscription: sub, Plan: plan})
 	if err != nil {
 		return nil, fmt.Errorf("crash child spec: %w", err)
 	}
@@ -80,13 +82,16 @@ func crashInChild(ctx context.Context, cfg backends.Config, topic, sub string, n
 				return
 			case l.Delivery != nil:
 				got = append(got, *l.Delivery)
-				if len(got) == n {
+				if len(got) == plan.Receive && len(plan.Ack) == 0 {
 					done <- result{got, nil}
 					return
 				}
+			case l.Acked:
+				done <- result{got, holdBeforeKill(ctx, plan)}
+				return
 			}
 		}
-		done <- result{got, fmt.Errorf("crash child exited after %d of %d messages: %s", len(got), n, strings.TrimSpace(stderr.String()))}
+		done <- result{got, fmt.Errorf("crash child exited after %d of %d messages: %s", len(got), plan.Receive, strings.TrimSpace(stderr.String()))}
 	}()
 	select {
 	case r := <-done:
@@ -96,6 +101,48 @@ func crashInChild(ctx context.Context, cfg backends.Config, topic, sub string, n
 		kill()
 		return nil, backends.CtxErr(ctx, "crash child")
 	}
+}
+
+// holdBeforeKill lets the crashing consumer live plan.HoldAfterAcks after its last ack. Not a
+// synchronisation: the hold is the quantity under test (C-ACK-6 bounds how long a backend may
+// keep an ack unstored), so it is waited out on the clock.
+func holdBeforeKill(ctx context.Context, plan specs.CrashPlan) error {
+	t := time.NewTimer(plan.HoldAfterAcks)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, "crash consumer: hold after the acks")
+	}
+}
+
+// followCrashPlan receives plan.Receive messages on c, reporting each, then acks the ones the
+// plan names in its order. The crash child and the in-process crash consumer share it.
+func followCrashPlan(ctx context.Context, c backends.Consumer, plan specs.CrashPlan, received func(backends.Delivery)) ([]backends.Delivery, error) {
+	var got []backends.Delivery
+	for len(got) < plan.Receive {
+		rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		d, err := c.Receive(rctx)
+		cancel()
+		if err != nil {
+			return got, fmt.Errorf("receive %d of %d: %w", len(got)+1, plan.Receive, err)
+		}
+		got = append(got, d)
+		received(d)
+	}
+	for _, i := range plan.Ack {
+		if i < 0 || i >= len(got) {
+			return got, fmt.Errorf("crash plan acks message %d of %d", i, len(got))
+		}
+		actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := c.Ack(actx, got[i])
+		cancel()
+		if err != nil {
+			return got, fmt.Errorf("ack message %d (%s): %w", i, got[i].ID, err)
+		}
+	}
+	return got, nil
 }
 
 // selfExe is the running test binary. Why /proc/self/exe: ginkgo deletes (and concurrent runs
@@ -108,8 +155,9 @@ func selfExe() string {
 }
 
 // RunCrashChild is the crash child's whole life: open the backend, subscribe at earliest,
-// report each message as a JSON line without acking, then wait to be killed. It returns the
-// exit code. Called from the suite's TestMain when CrashChildEnv is set.
+// follow the crash plan (report each message as a JSON line, then ack what it names and say
+// so), then wait to be killed. It returns the exit code. Called from the suite's TestMain when
+// CrashChildEnv is set.
 func RunCrashChild(specJSON string) int {
 	var s crashSpec
 	enc := json.NewEncoder(os.Stdout)
@@ -132,14 +180,13 @@ func RunCrashChild(specJSON string) int {
 		return fail(fmt.Errorf("consumer: %w", err))
 	}
 	_ = enc.Encode(crashLine{Ready: true})
-	for i := 0; i < s.N; i++ {
-		d, err := c.Receive(ctx)
-		if err != nil {
-			return fail(fmt.Errorf("receive %d of %d: %w", i+1, s.N, err))
-		}
-		_ = enc.Encode(crashLine{Delivery: &d})
+	if _, err := followCrashPlan(ctx, c, s.Plan, func(d backends.Delivery) { _ = enc.Encode(crashLine{Delivery: &d}) }); err != nil {
+		return fail(err)
 	}
-	<-ctx.Done() // hold the messages unacked until SIGKILL
+	if len(s.Plan.Ack) > 0 {
+		_ = enc.Encode(crashLine{Acked: true})
+	}
+	<-ctx.Done() // hold the rest unacked until SIGKILL
 	return 0
 }
 

@@ -65,12 +65,12 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	env.Cluster = func(ctx context.Context) (specs.Cluster, error) {
 		return replicatedCluster(ctx, name, kind, sh, progress)
 	}
-	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
+	env.CrashConsumer = func(ctx context.Context, topic, sub string, plan specs.CrashPlan) ([]backends.Delivery, error) {
 		cfg, err := config()
 		if err != nil {
 			return nil, err
 		}
-		return crashInChild(ctx, cfg, topic, sub, n)
+		return crashInChild(ctx, cfg, topic, sub, plan)
 	}
 	return env
 }
@@ -107,43 +107,57 @@ func inProcessEnv(env *specs.Env, name string) {
 	env.Cluster = func(context.Context) (specs.Cluster, error) {
 		return nil, specs.Unavailable("%s runs in-process: it has no replicas and no partition leader to kill", name)
 	}
-	env.CrashConsumer = func(ctx context.Context, topic, sub string, n int) ([]backends.Delivery, error) {
-		// The crashing "process" is a separate client of the unmodified base backend, dropped
-		// without any Close: an in-process backend's state is unreachable from a child process.
-		base := name
-		if d.Variant != "" {
-			base = d.Base
+	env.CrashConsumer = func(ctx context.Context, topic, sub string, plan specs.CrashPlan) ([]backends.Delivery, error) {
+		// The crashing "process" is a separate client, dropped without any Close (an in-process
+		// backend's state is unreachable from a child process): the backend itself, known-bad
+		// variant included, when the client it decorates can be killed; else a client of the
+		// unmodified base.
+		b, k, err := openKillable(ctx, name)
+		if err != nil && d.Variant != "" {
+			b, k, err = openKillable(ctx, d.Base)
 		}
-		cfg, err := BaseConfig(base, nil)
 		if err != nil {
 			return nil, err
-		}
-		b, err := backends.Open(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		k, ok := b.(interface{ Kill() })
-		if !ok {
-			_ = b.Close(ctx)
-			return nil, specs.Unavailable("%s runs in-process and its client has no Kill: no consumer crash without a child process", base)
 		}
 		defer k.Kill()
 		c, err := b.Consumer(ctx, topic, sub, backends.WithPosition(backends.Earliest))
 		if err != nil {
 			return nil, fmt.Errorf("crash consumer: %w", err)
 		}
-		var got []backends.Delivery
-		for len(got) < n {
-			rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			dl, err := c.Receive(rctx)
-			cancel()
-			if err != nil {
-				return got, fmt.Errorf("crash consumer received %d of %d: %w", len(got), n, err)
-			}
-			got = append(got, dl)
+		got, err := followCrashPlan(ctx, c, plan, func(backends.Delivery) {})
+		if err != nil {
+			return got, fmt.Errorf("crash consumer: %w", err)
 		}
-		return got, nil
+		if len(plan.Ack) > 0 {
+			err = holdBeforeKill(ctx, plan)
+		}
+		return got, err
 	}
+}
+
+// openKillable opens a client of the registered backend name whose connection can be dropped
+// like a crashed process's (a Kill method on it or on a client it decorates, found through Unwrap).
+func openKillable(ctx context.Context, name string) (backends.Backend, interface{ Kill() }, error) {
+	cfg, err := BaseConfig(name, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := backends.Open(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	for inner := b; inner != nil; {
+		if k, ok := inner.(interface{ Kill() }); ok {
+			return b, k, nil
+		}
+		u, ok := inner.(interface{ Unwrap() backends.Backend })
+		if !ok {
+			break
+		}
+		inner = u.Unwrap()
+	}
+	_ = b.Close(ctx)
+	return nil, nil, specs.Unavailable("%s runs in-process and its client has no Kill: no consumer crash without a child process", name)
 }
 
 // inProcessPrivate is a spec's private instance of an in-process backend; clients reach it
