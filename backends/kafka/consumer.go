@@ -46,18 +46,21 @@ type consumer struct {
 	kc    *ck.Consumer
 	token string // prefix of this consumer's Delivery IDs: tells its deliveries from others'
 
-	reqs     chan seekReq
-	stop     chan struct{} // closed by Close: ends run
-	loopDone chan struct{} // closed when run returned
-	closed   chan struct{} // closed when Close started
-	ready    chan struct{} // closed after the first assignment with a fixed start position
-	failed   chan struct{} // closed on a fatal or auth error; failErr says which
+	reqs          chan seekReq
+	stop          chan struct{} // closed by Close: ends run and committer
+	loopDone      chan struct{} // closed when run returned
+	committerDone chan struct{} // closed when committer returned (at once with KAFKA_ACK_SYNC)
+	closed        chan struct{} // closed when Close started
+	ready         chan struct{} // closed after the first assignment with a fixed start position
+	failed        chan struct{} // closed on a fatal or auth error; failErr says which
 
-	// handleMu keeps kc alive for calls made outside the poll loop (Ack's commit): Close
-	// destroys kc only under the write lock.
+	// handleMu keeps kc alive for calls made outside the poll loop (the commits of Ack and of
+	// the committer): Close destroys kc only under the write lock.
 	handleMu sync.RWMutex
-	// commitMu orders Acks' commits: each commits the bookkeeping as it is when its turn
-	// comes, so a slower commit never overwrites a newer one with an older state.
+	// commitMu orders commits: each commits the bookkeeping as it is when its turn comes, so a
+	// slower commit never overwrites a newer one with an older state. Lock order: handleMu
+	// (read) before commitMu; the revoke callback, which runs where kc is alive anyway (in
+	// Poll, or inside kc.Close under handleMu's write lock), takes commitMu alone.
 	commitMu sync.Mutex
 
 	readyOnce, failOnce, closeOnce sync.Once
@@ -72,6 +75,7 @@ type consumer struct {
 	failErr  error
 	lastErr  error               // the latest non-fatal client error, for timeouts' messages
 	parts    map[int32]*partAcks // ack bookkeeping of the assigned partitions (acks.go)
+	dirty    map[int32]struct{}  // partitions with acks the committer has not committed yet
 	// rebalanced is closed (and replaced) at every revoke and assignment: an Ack whose commit
 	// found the membership stale waits on it for the revoke that follows.
 	rebalanced chan struct{}
@@ -116,17 +120,19 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	}
 	c := &consumer{
 		b: b, topic: topic, name: TopicName(t), group: group, pos: s.Position, kc: kc,
-		token:      hex.EncodeToString(tok[:]),
-		parts:      map[int32]*partAcks{},
-		rebalanced: make(chan struct{}),
-		reqs:       make(chan seekReq),
-		stop:       make(chan struct{}),
-		loopDone:   make(chan struct{}),
-		closed:     make(chan struct{}),
-		ready:      make(chan struct{}),
-		failed:     make(chan struct{}),
-		closeDone:  make(chan struct{}),
-		avail:      make(chan struct{}, 1),
+		token:         hex.EncodeToString(tok[:]),
+		parts:         map[int32]*partAcks{},
+		dirty:         map[int32]struct{}{},
+		rebalanced:    make(chan struct{}),
+		reqs:          make(chan seekReq),
+		stop:          make(chan struct{}),
+		loopDone:      make(chan struct{}),
+		committerDone: make(chan struct{}),
+		closed:        make(chan struct{}),
+		ready:         make(chan struct{}),
+		failed:        make(chan struct{}),
+		closeDone:     make(chan struct{}),
+		avail:         make(chan struct{}, 1),
 	}
 	if err := kc.Subscribe(c.name, c.rebalance); err != nil {
 		_ = kc.Close()
@@ -144,6 +150,11 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		b.rememberGroup(c.name, group)
 	}
 	go c.run()
+	if b.kc.AckSync {
+		close(c.committerDone)
+	} else {
+		go c.committer(b.kc.CommitInterval)
+	}
 	if b.kc.ConsumerNoWait {
 		// Documented opt-out (KAFKA_CONSUMER_NO_WAIT): live only once the group assigns.
 		return c, nil
@@ -339,6 +350,14 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		// Messages fetched but not yet handed out belong to the next owner now, which starts
 		// from the committed offset; handing them out here would duplicate them.
 		c.dropBuffered(func(*ck.Message) bool { return true })
+		// The acks recorded since the committer's last round go to the broker before the
+		// partition does, so the next owner skips them (C-ACK-5). A commit the group refuses
+		// (this member's generation already gone) loses them: they are delivered again.
+		c.commitMu.Lock()
+		if err := c.commitDirty(kc); err != nil {
+			c.onError(err)
+		}
+		c.commitMu.Unlock()
 		c.mu.Lock()
 		clear(c.parts)
 		c.signalRebalance()
@@ -546,13 +565,18 @@ func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
 	return p, off, nil
 }
 
-// Ack implements backends.Consumer: d is recorded as acknowledged in its partition's books and
-// the books are committed for the group, synchronously: the contiguous acknowledged prefix as
-// the committed offset, the acknowledged offsets above it in the commit's metadata (acks.go).
-// An ack never acknowledges an earlier unacknowledged message. When the partition was revoked
-// since d was received, the ack is dropped: the partition's next owner delivers d again. So is
-// an ack whose commit finds this member's group generation gone (a broker restart, an expired
-// session): Ack waits, within ctx, for the revoke that librdkafka's rejoin brings (R6).
+// Ack implements backends.Consumer: d is recorded as acknowledged in its partition's books,
+// which are committed for the group as the contiguous acknowledged prefix (the committed
+// offset) with the acknowledged offsets above it in the commit's metadata (acks.go). An ack
+// never acknowledges an earlier unacknowledged message.
+//
+// By default Ack returns once the ack is in the books; the committer commits them every
+// CommitInterval, and Close and each partition revoke commit what is left, synchronously
+// (C-ACK-5, C-ACK-6). With KAFKA_ACK_SYNC every Ack commits before it returns, and an ack
+// whose commit finds this member's group generation gone (a broker restart, an expired
+// session) waits, within ctx, for the revoke that librdkafka's rejoin brings (R6). Either way,
+// when the partition was revoked since d was received the ack is dropped: the partition's next
+// owner delivers d again.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	p, off, err := c.own("ack", d)
 	if err != nil {
@@ -566,9 +590,12 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	c.mu.Lock()
 	st := c.parts[p]
 	changed := st != nil && st.ack(off)
+	if changed && !c.b.kc.AckSync {
+		c.dirty[p] = struct{}{}
+	}
 	c.mu.Unlock()
-	if !changed {
-		return nil // acked before, or no longer ours
+	if !changed || !c.b.kc.AckSync {
+		return nil // acked before, no longer ours, or the committer's to commit
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
@@ -609,10 +636,10 @@ func (c *consumer) commitBooks(ctx context.Context, p int32) (books *partAcks, r
 	}
 	res := make(chan result, 1)
 	go func() {
-		c.commitMu.Lock()
-		defer c.commitMu.Unlock()
 		c.handleMu.RLock()
 		defer c.handleMu.RUnlock()
+		c.commitMu.Lock()
+		defer c.commitMu.Unlock()
 		select {
 		case <-c.closed:
 			res <- result{err: fmt.Errorf("consumer closed: %w", backends.ErrClosed)}
@@ -640,6 +667,66 @@ func (c *consumer) commitBooks(ctx context.Context, p int32) (books *partAcks, r
 	}
 }
 
+// committer commits the recorded acks every interval until Close (see Ack).
+func (c *consumer) committer(interval time.Duration) {
+	defer close(c.committerDone)
+	if interval <= 0 {
+		interval = DefaultCommitInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			if err := c.flush(); err != nil {
+				c.onError(err)
+			}
+		}
+	}
+}
+
+// flush commits the recorded acks now, from outside the poll loop (the committer, Close).
+func (c *consumer) flush() error {
+	c.handleMu.RLock()
+	defer c.handleMu.RUnlock()
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	return c.commitDirty(c.kc)
+}
+
+// commitDirty commits the books of every partition with acks not yet committed, in one
+// synchronous commit. commitMu is held and kc alive. A partition whose commit failed stays
+// dirty for the next round unless a revoke dropped its books meanwhile.
+func (c *consumer) commitDirty(kc *ck.Consumer) error {
+	c.mu.Lock()
+	var offsets []ck.TopicPartition
+	for p := range c.dirty {
+		if st := c.parts[p]; st != nil {
+			point, meta := st.commitState()
+			offsets = append(offsets, ck.TopicPartition{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta})
+		}
+	}
+	clear(c.dirty)
+	c.mu.Unlock()
+	if len(offsets) == 0 {
+		return nil
+	}
+	err := commit(kc, offsets)
+	if err != nil {
+		c.mu.Lock()
+		for _, o := range offsets {
+			if c.parts[o.Partition] != nil {
+				c.dirty[o.Partition] = struct{}{}
+			}
+		}
+		c.mu.Unlock()
+		return mapErr(nil, "kafka commit of the acks in group "+c.group, err)
+	}
+	return nil
+}
+
 // Nack implements backends.Consumer: the partition's fetch position goes back to d, so d (and
 // whatever followed it, unacknowledged) is delivered again; d stays unacknowledged in the
 // partition's books, so no commit moves past it, and messages acked after it are skipped
@@ -665,18 +752,21 @@ func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
 	}
 }
 
-// Close implements backends.Consumer: stops the poll loop and closes the librdkafka consumer,
-// which leaves the group (the partition moves on at once) and keeps the group's committed
-// offsets. It never unsubscribes-and-forgets. Idempotent; when ctx ends first the close
-// finishes in the background.
+// Close implements backends.Consumer: stops the poll loop and the committer, commits the acks
+// recorded since the committer's last round, and closes the librdkafka consumer, which leaves
+// the group (the partition moves on at once) and keeps the group's committed offsets. It never
+// unsubscribes-and-forgets. Idempotent; when ctx ends first the close finishes in the
+// background.
 func (c *consumer) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		close(c.stop)
 		go func() {
 			<-c.loopDone
+			<-c.committerDone
+			flushErr := c.flush()
 			c.handleMu.Lock()
-			c.closeErr = c.kc.Close()
+			c.closeErr = errors.Join(flushErr, c.kc.Close())
 			c.handleMu.Unlock()
 			c.b.forget(nil, c)
 			close(c.closeDone)

@@ -156,18 +156,22 @@ func TestParseConfig(t *testing.T) {
 		"KAFKA_BOOTSTRAP_SERVERS": "k:9092", "KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "KAFKA_SASL_MECHANISM": "PLAIN",
 		"KAFKA_SASL_USERNAME": "u", "KAFKA_SASL_PASSWORD": "p", "KAFKA_REPLICATION_FACTOR": "3", "KAFKA_CONSUMER_NO_WAIT": "true",
 		"KAFKA_CONFIG_FETCH_WAIT_MAX_MS": "10", "KAFKA_CONFIG_": "x", "KAFKA_ADMIN_CONFIG_SASL_USERNAME": "admin", "OTHER": "1",
+		"KAFKA_ACK_SYNC": "true", "KAFKA_COMMIT_INTERVAL_MS": "250",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.BootstrapServers != "k:9092" || c.SecurityProtocol != "SASL_PLAINTEXT" || c.SASLMechanism != "PLAIN" ||
-		c.SASLUsername != "u" || c.SASLPassword != "p" || c.ReplicationFactor != 3 || !c.ConsumerNoWait {
+		c.SASLUsername != "u" || c.SASLPassword != "p" || c.ReplicationFactor != 3 || !c.ConsumerNoWait ||
+		!c.AckSync || c.CommitInterval != 250*time.Millisecond {
 		t.Errorf("parsed %+v", c)
 	}
 	if len(c.Extra) != 1 || c.Extra["fetch.wait.max.ms"] != "10" || len(c.AdminExtra) != 1 || c.AdminExtra["sasl.username"] != "admin" {
 		t.Errorf("passthrough: extra %v admin %v", c.Extra, c.AdminExtra)
 	}
-	for key, val := range map[string]string{"KAFKA_REPLICATION_FACTOR": "zero", "KAFKA_CONSUMER_NO_WAIT": "maybe"} {
+	for _, kv := range [][2]string{{"KAFKA_REPLICATION_FACTOR", "zero"}, {"KAFKA_CONSUMER_NO_WAIT", "maybe"},
+		{"KAFKA_ACK_SYNC", "sometimes"}, {"KAFKA_COMMIT_INTERVAL_MS", "0"}, {"KAFKA_COMMIT_INTERVAL_MS", "501"}, {"KAFKA_COMMIT_INTERVAL_MS", "1s"}} {
+		key, val := kv[0], kv[1]
 		_, err := ParseConfig(map[string]string{key: val})
 		if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s=%s: %v; want one ErrInvalidConfig line naming the setting", key, val, err)

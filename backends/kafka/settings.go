@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
@@ -18,7 +19,8 @@ var Descriptor = backends.Descriptor{
 	Env: []string{
 		"KAFKA_BOOTSTRAP_SERVERS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERT_LOCATION", "KAFKA_SSL_KEY_LOCATION",
-		"KAFKA_REPLICATION_FACTOR", "KAFKA_DEBUG", "KAFKA_CONSUMER_NO_WAIT", "KAFKA_CONFIG_*", "KAFKA_ADMIN_CONFIG_*",
+		"KAFKA_REPLICATION_FACTOR", "KAFKA_DEBUG", "KAFKA_CONSUMER_NO_WAIT", "KAFKA_ACK_SYNC", "KAFKA_COMMIT_INTERVAL_MS",
+		"KAFKA_CONFIG_*", "KAFKA_ADMIN_CONFIG_*",
 	},
 	// Passthrough keys may carry credentials (sasl.password, ssl.key.password,
 	// sasl.oauthbearer.client.secret): masked too.
@@ -52,7 +54,23 @@ type Config struct {
 	// accept losing what is sent before the assignment in exchange for a fast start; the
 	// default (false) waits, as the contract requires.
 	ConsumerNoWait bool
+	// AckSync makes every Ack commit its partition's books before it returns (KAFKA_ACK_SYNC=true):
+	// durable on return, one broker round trip per ack (about 130 acks/s on loopback). The
+	// default records the ack and returns; a background committer commits every
+	// CommitInterval, and Close and every partition revoke commit synchronously (C-ACK-5).
+	AckSync bool
+	// CommitInterval is how often the background committer commits the acks recorded since its
+	// last commit (KAFKA_COMMIT_INTERVAL_MS; 0 means DefaultCommitInterval). At most
+	// MaxCommitInterval, so that an ack is committed well within backends.AckCrashBound.
+	CommitInterval time.Duration
 }
+
+const (
+	// DefaultCommitInterval: ten commits a second per consumer at most, whatever the ack rate.
+	DefaultCommitInterval = 100 * time.Millisecond
+	// MaxCommitInterval leaves half of backends.AckCrashBound for the commit's round trip.
+	MaxCommitInterval = backends.AckCrashBound / 2
+)
 
 // ParseConfig reads the Kafka settings (TrustGraph's names, see Config's fields) and rejects
 // unusable values with an error wrapping backends.ErrInvalidConfig that names the setting.
@@ -83,6 +101,22 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: KAFKA_CONSUMER_NO_WAIT=%q is not a boolean", backends.ErrInvalidConfig, v)
 		}
 		c.ConsumerNoWait = b
+	}
+	if v := s["KAFKA_ACK_SYNC"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: KAFKA_ACK_SYNC=%q is not a boolean", backends.ErrInvalidConfig, v)
+		}
+		c.AckSync = b
+	}
+	if v := s["KAFKA_COMMIT_INTERVAL_MS"]; v != "" {
+		n, err := strconv.Atoi(v)
+		d := time.Duration(n) * time.Millisecond
+		if err != nil || n < 1 || d > MaxCommitInterval {
+			return Config{}, fmt.Errorf("%w: KAFKA_COMMIT_INTERVAL_MS=%q is not a whole number of milliseconds from 1 to %d (the contract's ack crash bound is %v)",
+				backends.ErrInvalidConfig, v, MaxCommitInterval.Milliseconds(), backends.AckCrashBound)
+		}
+		c.CommitInterval = d
 	}
 	return c, nil
 }
