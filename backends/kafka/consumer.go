@@ -50,6 +50,7 @@ type consumer struct {
 	stop          chan struct{} // closed by Close: ends run and committer
 	loopDone      chan struct{} // closed when run returned
 	committerDone chan struct{} // closed when committer returned (at once with KAFKA_ACK_SYNC)
+	acked         chan struct{} // signalled by Ack: the committer has books to commit
 	closed        chan struct{} // closed when Close started
 	ready         chan struct{} // closed after the first assignment with a fixed start position
 	failed        chan struct{} // closed on a fatal or auth error; failErr says which
@@ -128,6 +129,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		stop:          make(chan struct{}),
 		loopDone:      make(chan struct{}),
 		committerDone: make(chan struct{}),
+		acked:         make(chan struct{}, 1),
 		closed:        make(chan struct{}),
 		ready:         make(chan struct{}),
 		failed:        make(chan struct{}),
@@ -570,9 +572,9 @@ func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
 // offset) with the acknowledged offsets above it in the commit's metadata (acks.go). An ack
 // never acknowledges an earlier unacknowledged message.
 //
-// By default Ack returns once the ack is in the books; the committer commits them every
-// CommitInterval, and Close and each partition revoke commit what is left, synchronously
-// (C-ACK-5, C-ACK-6). With KAFKA_ACK_SYNC every Ack commits before it returns, and an ack
+// By default Ack returns once the ack is in the books; the committer commits them at once or,
+// when it committed less than CommitInterval ago, when that interval is over, and Close and
+// each partition revoke commit what is left, synchronously (C-ACK-5, C-ACK-6). With KAFKA_ACK_SYNC every Ack commits before it returns, and an ack
 // whose commit finds this member's group generation gone (a broker restart, an expired
 // session) waits, within ctx, for the revoke that librdkafka's rejoin brings (R6). Either way,
 // when the partition was revoked since d was received the ack is dropped: the partition's next
@@ -594,6 +596,9 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		c.dirty[p] = struct{}{}
 	}
 	c.mu.Unlock()
+	if changed && !c.b.kc.AckSync {
+		c.signalAcked()
+	}
 	if !changed || !c.b.kc.AckSync {
 		return nil // acked before, no longer ours, or the committer's to commit
 	}
@@ -667,23 +672,44 @@ func (c *consumer) commitBooks(ctx context.Context, p int32) (books *partAcks, r
 	}
 }
 
-// committer commits the recorded acks every interval until Close (see Ack).
+// committer commits the recorded acks until Close (see Ack): at once when the last commit was
+// at least interval ago, else when interval has passed since it, so an ack is committed within
+// interval plus one commit, and a consumer commits at most once per interval however fast it
+// acks. A failed commit is tried again a round later.
 func (c *consumer) committer(interval time.Duration) {
 	defer close(c.committerDone)
 	if interval <= 0 {
 		interval = DefaultCommitInterval
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-c.stop:
 			return
-		case <-t.C:
-			if err := c.flush(); err != nil {
-				c.onError(err)
+		case <-c.acked:
+		}
+		if wait := time.Until(last.Add(interval)); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-c.stop:
+				t.Stop()
+				return
+			case <-t.C:
 			}
 		}
+		last = time.Now()
+		if err := c.flush(); err != nil {
+			c.onError(err)
+			c.signalAcked() // the books stayed dirty: try again
+		}
+	}
+}
+
+// signalAcked wakes the committer.
+func (c *consumer) signalAcked() {
+	select {
+	case c.acked <- struct{}{}:
+	default:
 	}
 }
 

@@ -56,12 +56,13 @@ type Config struct {
 	ConsumerNoWait bool
 	// AckSync makes every Ack commit its partition's books before it returns (KAFKA_ACK_SYNC=true):
 	// durable on return, one broker round trip per ack (about 130 acks/s on loopback). The
-	// default records the ack and returns; a background committer commits every
-	// CommitInterval, and Close and every partition revoke commit synchronously (C-ACK-5).
+	// default records the ack and returns; a background committer commits it, at most once
+	// per CommitInterval, and Close and every partition revoke commit synchronously (C-ACK-5).
 	AckSync bool
-	// CommitInterval is how often the background committer commits the acks recorded since its
-	// last commit (KAFKA_COMMIT_INTERVAL_MS; 0 means DefaultCommitInterval). At most
-	// MaxCommitInterval, so that an ack is committed well within backends.AckCrashBound.
+	// CommitInterval is the least time between two commits of the background committer
+	// (KAFKA_COMMIT_INTERVAL_MS; 0 means DefaultCommitInterval): an ack waits at most this long
+	// plus one commit. At most MaxCommitInterval, so that an ack is committed well within
+	// backends.AckCrashBound.
 	CommitInterval time.Duration
 }
 
