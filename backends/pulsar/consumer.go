@@ -62,8 +62,8 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 			SubscriptionInitialPosition: pos,
 			Name:                        consumerName,
 			NackRedeliveryDelay:         b.nackDelay,
-			// Ack returns after the broker confirmed it, so a close right after an ack cannot
-			// lose it (A4) and ack errors are reported, not only logged.
+			// Every ack waits for the broker's receipt, so a lost one is known and sent again:
+			// by Ack itself with PULSAR_ACK_SYNC, by the consumer's acker otherwise.
 			AckWithResponse: true,
 		})
 	}, func(c pulsar.Consumer) { c.Close() })
@@ -71,6 +71,9 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
 	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{}}
+	if !b.ackSync {
+		c.acks = newAcker(pc, r.persistent, b.logf)
+	}
 	if !r.persistent && !b.noWait {
 		if err := b.waitPermits(ctx, r, subName, consumerName); err != nil {
 			pc.Close()
@@ -140,6 +143,8 @@ type consumer struct {
 	c   pulsar.Consumer
 	sub string
 
+	acks *acker // nil with PULSAR_ACK_SYNC: Ack then waits for the receipt itself
+
 	mu      sync.Mutex
 	seq     uint64                    // deliveries handed out so far
 	pending map[string]pulsar.Message // delivered, neither acked nor nacked, by Delivery.ID
@@ -183,15 +188,24 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 	if ctx.Err() != nil {
 		return backends.Delivery{}, backends.CtxErr(ctx, what)
 	}
-	m, err := c.c.Receive(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return backends.Delivery{}, backends.CtxErr(ctx, what)
+	var m pulsar.Message
+	for {
+		var err error
+		m, err = c.c.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return backends.Delivery{}, backends.CtxErr(ctx, what)
+			}
+			if c.closed.Load() {
+				return backends.Delivery{}, fmt.Errorf("%s: %w", what, backends.ErrClosed)
+			}
+			return backends.Delivery{}, fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 		}
-		if c.closed.Load() {
-			return backends.Delivery{}, fmt.Errorf("%s: %w", what, backends.ErrClosed)
+		if c.acks == nil || !c.acks.acked(m) {
+			break
 		}
-		return backends.Delivery{}, fmt.Errorf("%s: %w", what, c.b.mapErr(err))
+		// A redelivery of a message this consumer acked: its ack did not reach the broker
+		// before a connection broke, and the acker is sending it again.
 	}
 	c.mu.Lock()
 	c.seq++
@@ -233,12 +247,18 @@ func (c *consumer) take(what string, d backends.Delivery) (pulsar.Message, error
 	return m, nil
 }
 
-// Ack acknowledges exactly d (an individual ack, never cumulative) and waits for the broker.
+// Ack acknowledges exactly d (an individual ack, never cumulative). By default it queues the
+// ack for the consumer's acker and returns (see acker); with PULSAR_ACK_SYNC it waits for the
+// broker's receipt.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	what := "pulsar: ack on " + c.r.orig
 	m, err := c.take(what, d)
 	if err != nil {
 		return err
+	}
+	if c.acks != nil {
+		c.acks.add(m)
+		return nil
 	}
 	_, err = runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, c.c.Ack(m) }, nil)
 	if err != nil {
@@ -272,6 +292,12 @@ func (c *consumer) Close(ctx context.Context) error {
 		c.b.mu.Lock()
 		delete(c.b.consumers, c)
 		c.b.mu.Unlock()
+		var ackErr error
+		if c.acks != nil {
+			if ackErr = c.acks.halt(ctx); ackErr != nil {
+				ackErr = fmt.Errorf("pulsar: close consumer on %s: %w", c.r.orig, ackErr)
+			}
+		}
 		_, err := runCtx(ctx, "pulsar: close consumer on "+c.r.orig, func() (struct{}, error) {
 			c.c.Close()
 			return struct{}{}, nil
@@ -279,7 +305,7 @@ func (c *consumer) Close(ctx context.Context) error {
 		if err != nil && !errors.Is(err, backends.ErrTimeout) && ctx.Err() == nil {
 			err = c.b.mapErr(err)
 		}
-		c.closeErr = err
+		c.closeErr = errors.Join(ackErr, err)
 	})
 	return c.closeErr
 }

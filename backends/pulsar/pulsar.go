@@ -52,6 +52,7 @@ type Backend struct {
 	allPers   bool
 	nackDelay time.Duration
 	noWait    bool // PULSAR_CONSUMER_NO_WAIT
+	ackSync   bool // PULSAR_ACK_SYNC
 	admin     *admin
 	client    pulsar.Client
 	clusters  []string
@@ -143,6 +144,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		allPers:   pc.AllPersistent,
 		nackDelay: nack,
 		noWait:    pc.ConsumerNoWait,
+		ackSync:   pc.AckSync,
 		admin:     adm,
 		client:    client,
 		clusters:  clusters,
@@ -428,6 +430,13 @@ func (b *Backend) Close(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// logf writes one line to the Config's log, if any.
+func (b *Backend) logf(format string, args ...any) {
+	if b.cfg.Log != nil {
+		fmt.Fprintf(b.cfg.Log, format+"\n", args...)
+	}
 }
 
 // runCtx runs fn, which cannot take a ctx (the client's blocking calls), and returns when it

@@ -18,7 +18,7 @@ var Descriptor = backends.Descriptor{
 	New:         New,
 	Env: []string{
 		"PULSAR_HOST", "PULSAR_ADMIN_URL", "PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY", "PULSAR_TLS_TRUST_CERTS_FILE",
-		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY", "PULSAR_CONSUMER_NO_WAIT",
+		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY", "PULSAR_CONSUMER_NO_WAIT", "PULSAR_ACK_SYNC",
 	},
 	Secret:   []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
 	Variants: []string{"close-unsubscribes", "auth-admin-only", "permits-race-1in20"},
@@ -55,6 +55,11 @@ type Config struct {
 	// topic as soon as Subscribe did, before the broker granted the consumer permits: a faster
 	// start that loses what is sent in between (breaks D2), as KAFKA_CONSUMER_NO_WAIT does.
 	ConsumerNoWait bool
+	// AckSync (PULSAR_ACK_SYNC=true) makes Ack wait for the broker's receipt: one round trip
+	// per ack, each reporting the broker's error. The default sends each ack at once without
+	// waiting for a receipt (the client's immediate ack tracker); Close sends nothing after
+	// them, so they are in force once it returned (C-ACK-5).
+	AckSync bool
 }
 
 // ParseConfig reads the Pulsar settings (TrustGraph's names, see Config's fields) and rejects
@@ -81,6 +86,13 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: PULSAR_CONSUMER_NO_WAIT=%q is not a boolean", backends.ErrInvalidConfig, v)
 		}
 		c.ConsumerNoWait = b
+	}
+	if v := s["PULSAR_ACK_SYNC"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: PULSAR_ACK_SYNC=%q is not a boolean", backends.ErrInvalidConfig, v)
+		}
+		c.AckSync = b
 	}
 	if v := s["PULSAR_NACK_REDELIVERY_DELAY"]; v != "" {
 		d, err := time.ParseDuration(v)
