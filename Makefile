@@ -227,15 +227,16 @@ mutants:
 	$(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
 
 ## bench: per backend, on brokers it starts: confirmed-send throughput (50,000 x 1 KiB, 1 and 8
-## senders), end-to-end latency at 1,000 msg/s for 20 s (HdrHistogram, from the intended send time)
-## and Consumer() subscribe-to-live time, each beside the raw client on the same broker (the ratio
-## is the robust figure on a shared machine). reports/out/bench-<backend>.json; the Performance
-## section of compare.md/.html when conformance results are there too. BENCH_FLAGS=-smoke: seconds.
+## senders), end-to-end latency at 1,000 msg/s for 20 s (HdrHistogram, from the intended send time),
+## receive-and-ack (20,000 x 1 KiB, 1 and 8 consumers) and Consumer() subscribe-to-live time, each
+## beside the raw client on the same broker (the ratio is the robust figure on a shared machine).
+## reports/out/bench-<backend>.json, bench.md and bench.html; the Performance section of
+## compare.md/.html when conformance results are there too. BENCH_FLAGS=-smoke: seconds.
 BENCH_FLAGS ?=
 bench:
 	$(GO) run ./bench/cmd/bench -backends $(shell echo $(BACKENDS) | tr ' ' ',') $(BENCH_FLAGS)
 	@if ls $(REPORTS)/junit-*.xml >/dev/null 2>&1; then $(GO) run ./reports/cmd/compare -quiet && echo "wrote $(REPORTS)/compare.md and .html with the Performance section"; \
-	else echo "no conformance results in $(REPORTS): run make conformance, then make report, for compare.md/.html with the Performance section"; fi
+	else echo "no conformance results in $(REPORTS): the Performance section is in $(REPORTS)/bench.md and .html; make conformance, then make report, puts it beside the matrix"; fi
 
 ## brokers: pre-fetch the broker jars into the cache (so a run does not resolve them)
 brokers:

@@ -30,20 +30,25 @@ type Plan struct {
 	Drain   time.Duration // latency: how long to wait for the rest after the last send
 
 	Subscribes int // subscribe-to-live: Consumer() calls
+
+	ConsumeMessages  int   // receive and ack: messages each consumer acks
+	ConsumeConsumers []int // receive and ack: concurrent consumers, one run each
 }
 
 // Full is the plan of make bench (issue #15): 50,000 x 1 KiB with 1 and 8 senders, 1,000 msg/s
 // for 20 s, 20 subscriptions.
 func Full() Plan {
 	return Plan{Messages: 50_000, Bytes: 1024, Senders: []int{1, 8}, Rounds: 10,
-		Rate: 1000, For: 20 * time.Second, Workers: 64, Drain: 30 * time.Second, Subscribes: 20}
+		Rate: 1000, For: 20 * time.Second, Workers: 64, Drain: 30 * time.Second, Subscribes: 20,
+		ConsumeMessages: 20_000, ConsumeConsumers: []int{1, 8}}
 }
 
 // Smoke is a few seconds of every workload: it proves the bench code works, its numbers mean
 // nothing.
 func Smoke() Plan {
 	return Plan{Messages: 2000, Bytes: 1024, Senders: []int{1, 8}, Rounds: 2,
-		Rate: 500, For: 2 * time.Second, Workers: 16, Drain: 5 * time.Second, Subscribes: 5}
+		Rate: 500, For: 2 * time.Second, Workers: 16, Drain: 5 * time.Second, Subscribes: 5,
+		ConsumeMessages: 500, ConsumeConsumers: []int{1, 8}}
 }
 
 // Run measures one backend, and the raw client on the same broker when Raw is set.
@@ -140,6 +145,27 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 		}
 		progress("%s %s latency at %d/s: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms (%d/%d received)",
 			out.Backend, tg.Name, p.Rate, res.EndToEnd.P50, res.EndToEnd.P99, res.EndToEnd.P999, res.EndToEnd.Max, res.Received, res.Sent)
+	}
+	for _, consumers := range p.ConsumeConsumers {
+		for _, tg := range targets {
+			if tg.Name != reports.ClientBackend && tg.Name != reports.ClientRaw {
+				continue
+			}
+			topic, done, err := r.topic(ctx)
+			if err != nil {
+				fail("topic", err)
+				continue
+			}
+			res, err := Consume(ctx, tg.T, topic, p.ConsumeMessages, p.Bytes, consumers)
+			done()
+			res.Client = tg.Name
+			out.Consume = append(out.Consume, res)
+			if err != nil {
+				fail(fmt.Sprintf("%s consume consumers=%d", tg.Name, consumers), err)
+			}
+			progress("%s %s receive+ack consumers=%d: %.0f acks/s per consumer, %.0f in all (%d acked in %.1fs)",
+				out.Backend, tg.Name, consumers, res.AcksPerSec, res.TotalAcksPerSec, res.Acked, res.Seconds)
+		}
 	}
 	if p.Subscribes > 0 {
 		topic, done, err := r.topic(ctx)

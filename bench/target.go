@@ -40,8 +40,8 @@ type Sender interface {
 }
 
 // Receiver receives from one subscription, from one goroutine. Receive returns the next
-// payload and its acknowledgement; ack returns after the acknowledgement is confirmed where
-// the contract's Ack is (Kafka commit, Pulsar ack with response).
+// payload and its acknowledgement; ack gives the contract Ack's guarantee (C-ACK-5, C-ACK-6):
+// stored in the background within the ack crash bound, and in force after Close.
 type Receiver interface {
 	Receive(ctx context.Context) (payload []byte, ack func(context.Context) error, err error)
 	Close(ctx context.Context) error

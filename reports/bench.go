@@ -26,6 +26,7 @@ type Bench struct {
 	Throughput []Throughput `json:"throughput"`
 	Latency    []Latency    `json:"latency"`
 	Subscribe  *Subscribe   `json:"subscribe,omitempty"`
+	Consume    []Consume    `json:"consume,omitempty"`
 	// Ratios is backend/raw for each figure measured on both (see ComputeRatios).
 	Ratios []Ratio `json:"ratios,omitempty"`
 	// Errors are workloads that could not run to the end, one line each.
@@ -98,6 +99,33 @@ type Percentiles struct {
 	N    int64   `json:"n"`
 }
 
+// Consume is one receive-and-ack run: Consumers consumers, each on a subscription of its own,
+// receive and ack (inline, one after the other) the Messages sent before they started.
+type Consume struct {
+	Client     string  `json:"client"`
+	ClientInfo string  `json:"clientInfo,omitempty"`
+	Consumers  int     `json:"consumers"`
+	Messages   int     `json:"messages"` // per consumer
+	Bytes      int     `json:"bytes"`
+	Seconds    float64 `json:"seconds"` // the slowest consumer's time to its last ack
+	// AcksPerSec is the mean over the consumers of each one's acks per second.
+	AcksPerSec float64 `json:"acksPerSec"`
+	// TotalAcksPerSec is every consumer's acks over the slowest one's time.
+	TotalAcksPerSec float64 `json:"totalAcksPerSec"`
+	Acked           int     `json:"acked"`
+	Errors          int     `json:"errors"` // consumers that stopped on an error
+}
+
+// ConsumeOf returns the consume run of client with consumers, or nil.
+func (b *Bench) ConsumeOf(client string, consumers int) *Consume {
+	for i := range b.Consume {
+		if b.Consume[i].Client == client && b.Consume[i].Consumers == consumers {
+			return &b.Consume[i]
+		}
+	}
+	return nil
+}
+
 // Subscribe is the time Consumer() takes to return a live subscription, in milliseconds.
 type Subscribe struct {
 	N   int     `json:"n"`
@@ -163,6 +191,14 @@ func (b *Bench) ComputeRatios() {
 	if be, raw := b.LatencyOf(ClientBackend), b.LatencyOf(ClientRaw); be != nil && raw != nil {
 		add("latency p50", be.EndToEnd.P50, raw.EndToEnd.P50)
 		add("latency p99", be.EndToEnd.P99, raw.EndToEnd.P99)
+	}
+	for _, c := range b.Consume {
+		if c.Client != ClientBackend || c.Errors > 0 {
+			continue
+		}
+		if raw := b.ConsumeOf(ClientRaw, c.Consumers); raw != nil && raw.Errors == 0 {
+			add(fmt.Sprintf("consume consumers=%d", c.Consumers), c.AcksPerSec, raw.AcksPerSec)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -65,7 +67,7 @@ type perfRow struct {
 }
 
 // perfTables builds the three tables as rows of strings, shared by Markdown and HTML.
-func perfTables(bs []*Bench) (thr, lat, sub []perfRow) {
+func perfTables(bs []*Bench) (thr, lat, sub, con []perfRow) {
 	for _, b := range bs {
 		for _, t := range b.Throughput {
 			r := perfRow{Backend: b.Backend, Client: t.Client, Info: t.ClientInfo, Smoke: b.Smoke,
@@ -96,15 +98,27 @@ func perfTables(bs []*Bench) (thr, lat, sub []perfRow) {
 			sub = append(sub, perfRow{Backend: b.Backend, Client: ClientBackend, Smoke: b.Smoke,
 				Cells: []string{fmt.Sprint(s.N), fmtMs(s.P50), fmtMs(s.P99), fmtMs(s.Max)}})
 		}
+		for _, c := range b.Consume {
+			r := perfRow{Backend: b.Backend, Client: c.Client, Info: c.ClientInfo, Smoke: b.Smoke,
+				Cells: []string{fmt.Sprint(c.Consumers), fmt.Sprintf("%d x %d B", c.Messages, c.Bytes),
+					fmt.Sprintf("%.0f", c.AcksPerSec), fmt.Sprintf("%.0f", c.TotalAcksPerSec), fmt.Sprint(c.Errors)}}
+			if c.Client == ClientBackend {
+				r.Ratio = fmtRatio(b.RatioOf(fmt.Sprintf("consume consumers=%d", c.Consumers)))
+			}
+			con = append(con, r)
+		}
 	}
-	return thr, lat, sub
+	return thr, lat, sub, con
 }
 
 var (
 	thrHead = []string{"Backend", "Client", "Senders", "Messages", "msgs/s", "MB/s", "Errors", "backend/raw"}
 	latHead = []string{"Backend", "Client", "Offered", "Received/sent", "p50", "p99", "p99.9", "max", "send p50", "send p99", "ack lag p99", "backend/raw p50 / p99"}
 	subHead = []string{"Backend", "Consumer() calls", "p50", "p99", "max"}
+	conHead = []string{"Backend", "Client", "Consumers", "Messages each", "acks/s per consumer", "acks/s in all", "Errors", "backend/raw"}
 )
+
+const consumeTitle = "Receive and ack: each consumer on its own subscription acks every message inline"
 
 // PerformanceMarkdown renders the Performance section ("" without results). chart, when not
 // empty, is the path of the latency chart (SVG) relative to the Markdown file.
@@ -144,9 +158,10 @@ func PerformanceMarkdown(bs []*Bench, chart string) string {
 		}
 		sb.WriteString("\n")
 	}
-	thr, lat, sub := perfTables(bs)
+	thr, lat, sub, con := perfTables(bs)
 	table("Confirmed-send throughput", thrHead, thr, true)
 	table("End-to-end latency at a fixed rate (from the intended send time)", latHead, lat, true)
+	table(consumeTitle, conHead, con, true)
 	table("Subscribe-to-live: Consumer() until it returns", subHead, sub, false)
 	if chart != "" {
 		sb.WriteString("![latency percentiles per backend](" + chart + ")\n")
@@ -204,9 +219,10 @@ func PerformanceHTML(bs []*Bench) template.HTML {
 		}
 		sb.WriteString("</tbody></table>\n")
 	}
-	thr, lat, sub := perfTables(bs)
+	thr, lat, sub, con := perfTables(bs)
 	table("perf-throughput", "Confirmed-send throughput", thrHead, thr, true)
 	table("perf-latency", "End-to-end latency at a fixed rate (from the intended send time)", latHead, lat, true)
+	table("perf-consume", consumeTitle, conHead, con, true)
 	if svg := LatencySVG(bs); svg != "" {
 		sb.WriteString(`<figure class="chart">` + svg + "<figcaption>End-to-end latency percentiles, log scale (corrected for coordinated omission).</figcaption></figure>\n")
 	}
@@ -312,4 +328,43 @@ func LatencySVG(bs []*Bench) string {
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()
+}
+
+// WritePerformancePage writes the Performance section of bs on its own, for a bench run
+// without conformance results: dir/bench.md (with the chart dir/bench-latency.svg) and a
+// self-contained dir/bench.html. Returns the paths written.
+func WritePerformancePage(dir string, bs []*Bench) ([]string, error) {
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	write := func(name, content string) error {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+		written = append(written, p)
+		return nil
+	}
+	chart := ""
+	if svg := LatencySVG(bs); svg != "" {
+		chart = "bench-latency.svg"
+		if err := write(chart, svg); err != nil {
+			return written, err
+		}
+	}
+	if err := write("bench.md", "# Bench"+PerformanceMarkdown(bs, chart)); err != nil {
+		return written, err
+	}
+	page := "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Bench</title>\n<style>" +
+		"body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.5em 0 1.5em}" +
+		"th,td{border:1px solid #ccc;padding:.25em .5em}td.num{text-align:right}.labels{display:block;color:#666;font-size:.85em}" +
+		".setup-fail{color:#a00}</style></head><body>\n" + string(PerformanceHTML(bs)) + "</body></html>\n"
+	if err := write("bench.html", page); err != nil {
+		return written, err
+	}
+	return written, nil
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,7 +22,9 @@ func benchFixture() []*Bench {
 	k := &Bench{Backend: "kafka", Broker: "kafka", Machine: Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", Load1: 7.5},
 		Throughput: []Throughput{thr(ClientBackend, 1, 250), thr(ClientRaw, 1, 200), thr(ClientBackend, 8, 1600), thr(ClientRaw, 8, 2000)},
 		Latency:    []Latency{lat(ClientBackend, 7.5, 140, 160), lat(ClientRaw, 8.4, 68, 83)},
-		Subscribe:  &Subscribe{N: 20, P50: 78, P99: 250, Max: 250}}
+		Subscribe:  &Subscribe{N: 20, P50: 78, P99: 250, Max: 250},
+		Consume: []Consume{{Client: ClientBackend, Consumers: 1, Messages: 20000, Bytes: 1024, AcksPerSec: 30000, TotalAcksPerSec: 30000, Acked: 20000},
+			{Client: ClientRaw, Consumers: 1, Messages: 20000, Bytes: 1024, AcksPerSec: 40000, TotalAcksPerSec: 40000, Acked: 20000}}}
 	p := &Bench{Backend: "pulsar", Broker: "pulsar", Machine: k.Machine,
 		Throughput: []Throughput{thr(ClientBackend, 1, 290), thr(ClientRaw, 1, 220)},
 		Latency:    []Latency{lat(ClientBackend, 0.4, 12, 30), lat(ClientRaw, 0.35, 9, 20)},
@@ -33,7 +36,7 @@ func benchFixture() []*Bench {
 
 func TestRatios(t *testing.T) {
 	k := benchFixture()[0]
-	for fig, want := range map[string]float64{"throughput senders=1": 1.25, "throughput senders=8": 0.8, "latency p99": 140.0 / 68} {
+	for fig, want := range map[string]float64{"throughput senders=1": 1.25, "throughput senders=8": 0.8, "latency p99": 140.0 / 68, "consume consumers=1": 0.75} {
 		if got := k.RatioOf(fig); got < want-1e-9 || got > want+1e-9 {
 			t.Errorf("%s: ratio %v, want %v", fig, got, want)
 		}
@@ -127,9 +130,9 @@ func TestPerformanceInBrowser(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &got); err != nil {
 		t.Fatalf("probe JSON: %v\n%s", err, raw)
 	}
-	// kafka: 4 throughput + 2 latency + 1 subscribe; pulsar: 2 + 2 + 0.
-	if len(got.Rows) != 11 {
-		t.Fatalf("browser shows %d performance rows, want 11: %+v", len(got.Rows), got.Rows)
+	// kafka: 4 throughput + 2 latency + 2 receive-and-ack + 1 subscribe; pulsar: 2 + 2 + 0 + 0.
+	if len(got.Rows) != 13 {
+		t.Fatalf("browser shows %d performance rows, want 13: %+v", len(got.Rows), got.Rows)
 	}
 	find := func(table, backend, client string) string {
 		for _, r := range got.Rows {
@@ -174,5 +177,32 @@ func TestPerformanceInBrowser(t *testing.T) {
 	}
 	if !(height["kafka max"] > height["kafka p99"] && height["kafka p99"] > height["kafka p50"] && height["kafka p50"] > height["pulsar p50"]) {
 		t.Errorf("bar heights do not follow the latencies: %v", height)
+	}
+}
+
+func TestWritePerformancePage(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := WritePerformancePage(dir, benchFixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 3 {
+		t.Fatalf("wrote %v; want the chart, bench.md and bench.html", paths)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### Receive and ack", "| kafka | backend | 1 | 20000 x 1024 B | 30000 | 30000 | 0 | 0.75x |", "](bench-latency.svg)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("bench.md lacks %q:\n%s", want, md)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "bench.html"))
+	if err != nil || !strings.Contains(string(page), `id="perf-consume"`) || !strings.Contains(string(page), "<svg") {
+		t.Errorf("bench.html lacks the consume table or the chart (%v)", err)
+	}
+	if paths, err := WritePerformancePage(dir, nil); err != nil || paths != nil {
+		t.Errorf("no benches: wrote %v, %v; want nothing", paths, err)
 	}
 }

@@ -171,6 +171,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		progress("wrote %s", path)
 	}
+	// The Performance section on its own, so a bench run needs no conformance results to be
+	// read (make report adds it to compare.md/.html beside the matrix).
+	if bs, err := reports.ReadBenches(*out); err != nil {
+		return fail(err)
+	} else if paths, err := reports.WritePerformancePage(*out, bs); err != nil {
+		return fail(err)
+	} else {
+		progress("wrote %s", strings.Join(paths, ", "))
+	}
 	return status
 }
 
