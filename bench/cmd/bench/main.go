@@ -48,12 +48,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "reports/out", "directory for bench-<backend>.json")
 	smoke := fs.Bool("smoke", false, "a few seconds per workload instead of the full plan (numbers mean nothing)")
 	noRaw := fs.Bool("no-raw", false, "skip the raw client baselines")
-	messages := fs.Int("messages", 0, "throughput: messages per run (default: the plan's)")
+	messages := fs.Int("messages", 0, "throughput: messages per run (default: the plan's); -messages=-1 skips throughput")
 	senders := fs.String("senders", "", "throughput: comma-separated sender counts (default: the plan's, 1,8)")
 	rounds := fs.Int("rounds", 0, "throughput: rounds the clients take turns in (default: the plan's)")
 	rate := fs.Int("rate", 0, "latency: offered msgs/s (default: the plan's); -rate=-1 skips latency")
 	forDur := fs.Duration("for", 0, "latency: duration (default: the plan's)")
 	subs := fs.Int("subscribes", 0, "subscribe-to-live: Consumer() calls (default: the plan's); -1 skips")
+	consume := fs.Int("consume", 0, "receive and ack: messages each consumer acks (default: the plan's); -1 skips")
+	consumers := fs.String("consumers", "", "receive and ack: comma-separated consumer counts (default: the plan's, 1,8)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -77,10 +79,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *smoke {
 		plan = bench.Smoke()
 	}
-	if *messages > 0 {
+	switch {
+	case *messages < 0:
+		plan.Senders = nil
+	case *messages > 0:
 		plan.Messages = *messages
 	}
-	if *senders != "" {
+	switch {
+	case *consume < 0:
+		plan.ConsumeConsumers = nil
+	case *consume > 0:
+		plan.ConsumeMessages = *consume
+	}
+	if *consumers != "" {
+		plan.ConsumeConsumers = nil
+		for _, f := range strings.Split(*consumers, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fail(fmt.Errorf("-consumers %q: want positive integers separated by commas", *consumers))
+			}
+			plan.ConsumeConsumers = append(plan.ConsumeConsumers, n)
+		}
+	}
+	if *senders != "" && *messages >= 0 {
 		plan.Senders = nil
 		for _, f := range strings.Split(*senders, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
