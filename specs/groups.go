@@ -22,6 +22,9 @@ func groups(env *Env) {
 
 		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
+				if len(opts) > 0 {
+					need(b, backends.CapModeOverride)
+				}
 				const consumers, n = 3, 10
 				topic := newTopic(cl, "g2")
 				sub := unique("g2") // the same name for all: unique mode must still fan out
@@ -86,6 +89,8 @@ func groups(env *Env) {
 					"within subscription %s each message must reach one consumer; per consumer: %s", name, perConsumer(per[s]))
 			}
 		}, SpecTimeout(specTimeout))
+
+		Behaviour("G4", func(ctx SpecContext) { loadSharing(ctx, b) }, SpecTimeout(specTimeout))
 	})
 }
 
@@ -118,7 +123,7 @@ func receiveAll(ctx context.Context, cs []backends.Consumer, want []string, with
 					return
 				}
 				actx, acancel := context.WithTimeout(ctx, callWithin)
-				Expect(c.Ack(actx, d)).To(Succeed(), "ack %q", d.Payload)
+				Expect(c.Ack(actx, d)).To(Succeed(), "ack %s", brief(d.Payload))
 				acancel()
 				mu.Lock()
 				per[i] = append(per[i], d)
@@ -147,6 +152,63 @@ func perConsumer(per [][]backends.Delivery) string {
 		s += fmt.Sprintf("\n  consumer %d: %d %s", i+1, len(ds), show(payloads(ds)))
 	}
 	return s
+}
+
+// G4's workload: loadConsumers consumers, loadN messages, and the least any consumer must get.
+// A dispatcher that shares at all - round robin, in batches, or to whichever consumer is waiting
+// - gives each of three consumers that receive concurrently tens of the 300 messages (an even
+// share is 100); one that gets fewer than a tenth of its even share is as good as idle. The bound
+// is a clear line, not a measure of evenness, which depends on prefetch sizes and machine load.
+const (
+	loadConsumers = 3
+	loadN         = 300
+	loadMin       = loadN / loadConsumers / 10
+)
+
+// loadSharing is G4: loadConsumers consumers on one shared flow subscription receive (and ack)
+// concurrently while loadN messages are sent one by one, so every consumer is waiting when
+// they arrive, as a processor's instances wait for work. The distribution is a report entry on
+// every backend; a backend that declares CapLoadSharing lacking skips with its reason after the
+// measurement (so the report still shows what it does).
+func loadSharing(ctx context.Context, b backends.Backend) {
+	topic := newTopic(backends.ClassFlow, "g4")
+	sub := unique("g4")
+	cs := make([]backends.Consumer, loadConsumers)
+	for i := range cs {
+		cs[i] = subscribe(ctx, b, topic, sub)
+	}
+	sent := batch("g4", loadN)
+	p := produce(ctx, b, topic)
+	var (
+		per    [][]backends.Delivery
+		waited time.Duration
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		per, waited = receiveAll(ctx, cs, msgPayloads(sent), arriveWithin*4)
+	}()
+	sendAll(ctx, p, sent...)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		Fail("G4: the receiving consumers did not stop within the spec's bound")
+	}
+	counts := make([]int, len(per))
+	total := 0
+	for i, ds := range per {
+		counts[i] = len(ds)
+		total += len(ds)
+	}
+	dist := fmt.Sprintf("%d consumers, %d messages sent, %d received in %s; per consumer %v (an even share is %d)",
+		loadConsumers, loadN, total, waited, counts, loadN/loadConsumers)
+	AddReportEntry("G4 load sharing", dist)
+	if reason, lacks := b.Unsupported()[backends.CapLoadSharing]; lacks {
+		Skip(fmt.Sprintf("%s lacks capability %q: %s (measured: %s)", b.Name(), backends.CapLoadSharing, reason, dist))
+	}
+	Expect(slices.Min(counts)).To(BeNumerically(">=", loadMin),
+		"every consumer of a shared subscription that is receiving should get work: at least %d (a tenth of an even share); %s", loadMin, dist)
 }
 
 // competingN is how many messages G1 shares out among its consumers.
