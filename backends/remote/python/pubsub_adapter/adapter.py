@@ -89,12 +89,20 @@ __all__ = [
     "CAP_TRANSIENT_REDELIVERY",
     "CAP_TRANSIENT_REPLAY",
     "CAP_RETENTION_EXPIRY",
+    "CAP_BINARY_PAYLOADS",
+    "CAP_RETENTION_READ_BACK",
+    "CAP_MODE_OVERRIDE",
+    "CAP_LOAD_SHARING",
 ]
 
 # Capabilities a backend may declare it lacks (backends.Capability).
 CAP_TRANSIENT_REDELIVERY = "transient-redelivery"
 CAP_TRANSIENT_REPLAY = "transient-replay"
 CAP_RETENTION_EXPIRY = "retention-expiry"
+CAP_BINARY_PAYLOADS = "binary-payloads"          # payloads that are not UTF-8 arrive intact
+CAP_RETENTION_READ_BACK = "retention-read-back"  # Backend.retention reads the broker's value
+CAP_MODE_OVERRIDE = "mode-override"              # the mode argument overrides the class's
+CAP_LOAD_SHARING = "load-sharing"                # competing consumers share a subscription's messages
 
 
 class Position(enum.Enum):
