@@ -31,7 +31,8 @@ Deadlines
 Every call gets ``timeout``: the seconds left before the harness's deadline
 for that call, less a margin (10 %, at most 50 ms) for the answer to reach
 the harness in time (always > 0). A method still running at the deadline is
-named on stderr.
+named on stderr with the stack it was at (the abandoned thread's, or the
+coroutine's before it is cancelled).
 A method must return or raise ``Timeout`` within it. The harness enforces the
 deadline on its side too: a method that overruns it is a failed spec, never a
 hung run.
