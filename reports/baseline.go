@@ -192,7 +192,7 @@ func (c Change) Blocking() bool {
 }
 
 func (c Change) String() string {
-	if c.Kind == NotSelected && c.ID == "*" {
+	if c.ID == "*" { // a whole backend
 		return fmt.Sprintf("%-13s %s: %s", strings.ToUpper(string(c.Kind)), c.Backend, c.Detail)
 	}
 	from := string(c.Accepted)
