@@ -67,7 +67,8 @@ type Backend interface {
 	// [C-SUB-2] Shared classes (flow, request) compete on the subscription name; [C-SUB-3]
 	// unique classes (response, notify) give every consumer its own subscription (fan-out)
 	// unless WithMode overrides. [C-SUB-4] The caller closes the consumer; Close never removes
-	// the subscription. [C-SUB-5]
+	// the subscription. [C-SUB-5] Consumers receiving concurrently on one shared subscription
+	// share its messages among them, so a consumer added to it adds capacity. [C-SUB-6]
 	Consumer(ctx context.Context, topic, subscription string, opts ...ConsumerOption) (Consumer, error)
 
 	// CreateTopic creates topic with its class's retention (or the TopicOption override).
@@ -262,6 +263,16 @@ const (
 	// CapRetentionExpiry: a short retention makes the broker drop expired messages in seconds.
 	// [C-CAP-3]
 	CapRetentionExpiry Capability = "retention-expiry"
+	// CapBinaryPayloads: a payload that is not valid UTF-8 arrives intact; an adapter of an API
+	// whose messages are JSON text cannot express one. [C-CAP-4]
+	CapBinaryPayloads Capability = "binary-payloads"
+	// CapRetentionReadBack: Retention reads a topic's retention back from the broker. [C-CAP-5]
+	CapRetentionReadBack Capability = "retention-read-back"
+	// CapModeOverride: WithMode overrides the subscription mode of a topic's class. [C-CAP-6]
+	CapModeOverride Capability = "mode-override"
+	// CapLoadSharing: competing consumers of one subscription share its messages (C-SUB-6); a
+	// topic of one Kafka partition goes to one member of the group, so Kafka cannot. [C-CAP-7]
+	CapLoadSharing Capability = "load-sharing"
 )
 
 // Sentinel errors. Implementations wrap them with %w and context; callers test with errors.Is.

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Accepted is the accepted result of one spec on one backend. In YAML it is either a bare
@@ -92,9 +94,17 @@ func (b *Baseline) IDs() []string {
 }
 
 // FromMatrix makes a baseline that accepts the matrix as it is, keeping the notes of prev
-// (may be nil). Reference backends and not-run cells are left out.
+// (may be nil). Reference backends and not-run cells are left out; what the run did not select
+// (a spec its filters left out, a backend not in its BACKENDS) keeps prev's entry.
 func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 	b := &Baseline{Backends: map[string]map[string]Accepted{}}
+	if prev != nil {
+		for label, specs := range prev.Backends {
+			if m.Backend(label) == nil {
+				b.Backends[label] = specs
+			}
+		}
+	}
 	for i, be := range m.Backends {
 		if be.Reference() {
 			continue
@@ -102,7 +112,13 @@ func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 		specs := map[string]Accepted{}
 		for _, r := range m.Rows {
 			c := r.Cells[i]
-			if c.Status == NotRun {
+			if c.NotSelected && prev != nil {
+				if old, ok := prev.Backends[be.Label][r.Key]; ok {
+					specs[r.Key] = old
+				}
+				continue
+			}
+			if c.Status == NotRun || c.NotSelected {
 				continue
 			}
 			a := Accepted{Result: c.Status}
@@ -150,6 +166,9 @@ const (
 	Missing      ChangeKind = "missing"       // fails the gate: accepted but not run / not reported
 	Improvement  ChangeKind = "improvement"   // reported, does not fail
 	NewSpec      ChangeKind = "new spec"      // passing spec not in the baseline: reported, does not fail
+	// NotSelected: the run left the spec out by its filters, or the backend out of its
+	// BACKENDS. Reported, does not fail: what a run did not select is not a regression.
+	NotSelected ChangeKind = "not selected"
 )
 
 // Change is one difference the gate found.
@@ -160,14 +179,22 @@ type Change struct {
 	Accepted Status // "" when the spec is not in the baseline
 	Actual   Status
 	Detail   string // cause, reason or note
+	// Level of the behaviour (catalogue); "" for a foreign row or a whole backend.
+	Level catalogue.Level
+	// BelowLevel: the gate was set to block on MUST only and this is a SHOULD change, so it
+	// is reported and does not block.
+	BelowLevel bool
 }
 
 // Blocking reports whether the change fails the gate.
 func (c Change) Blocking() bool {
-	return c.Kind == NewFailure || c.Kind == NewlySkipped || c.Kind == Missing
+	return !c.BelowLevel && (c.Kind == NewFailure || c.Kind == NewlySkipped || c.Kind == Missing)
 }
 
 func (c Change) String() string {
+	if c.ID == "*" { // a whole backend
+		return fmt.Sprintf("%-13s %s: %s", strings.ToUpper(string(c.Kind)), c.Backend, c.Detail)
+	}
 	from := string(c.Accepted)
 	if from == "" {
 		from = "(not in baseline)"
@@ -175,6 +202,12 @@ func (c Change) String() string {
 	s := fmt.Sprintf("%-13s %s %s: %s -> %s", strings.ToUpper(string(c.Kind)), c.Backend, c.ID, from, c.Actual)
 	if c.Detail != "" {
 		s += ": " + c.Detail
+	}
+	if c.Level == catalogue.SHOULD {
+		s += " [SHOULD]"
+	}
+	if c.BelowLevel {
+		s += " [not blocking: the gate blocks on MUST only]"
 	}
 	return s
 }
@@ -195,14 +228,46 @@ func (g *GateResult) Failed() bool {
 	return false
 }
 
-// Gate compares the matrix with the baseline. Backends in only restricts the check (empty:
-// every backend in the baseline or the matrix). A baseline backend without any report is
-// itself a failure: in CI that means a job's JUnit file went missing.
+// GateOptions tune the gate.
+type GateOptions struct {
+	// Only restricts the check to these backends (empty: every backend in the baseline or the
+	// matrix). A backend named here must have a report, whatever the runs selected.
+	Only []string
+	// Level is the lowest level whose regressions block: "" or SHOULD, every regression; MUST,
+	// only those of MUST behaviours (and of rows without a level), SHOULD ones are reported.
+	Level catalogue.Level
+	// AllBackends makes every baseline backend required: one without a report is missing even
+	// when no run selected it (a CI gate over per-backend jobs, where a job's reports can go
+	// missing and the others' meta do not name it).
+	AllBackends bool
+}
+
+// Gate compares the matrix with the baseline: GateWith with only as GateOptions.Only.
 func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
+	return GateWith(m, b, GateOptions{Only: only})
+}
+
+// GateWith compares the matrix with the baseline. A baseline backend without any report is a
+// failure (in CI a job's reports went missing) unless the runs' meta say they did not select
+// it (their BACKENDS), o.Only does not name it and o.AllBackends is off: then it is not
+// selected. A spec the run's filters left out is not selected too, whatever was accepted.
+func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 	g := &GateResult{}
 	want := map[string]bool{}
-	for _, o := range only {
-		want[o] = true
+	for _, x := range o.Only {
+		want[x] = true
+	}
+	// What the runs selected: the union of their metas' lists; nil when no run says.
+	var selected map[string]bool
+	for _, be := range m.Backends {
+		if be.Meta != nil && len(be.Meta.Selected) > 0 {
+			if selected == nil {
+				selected = map[string]bool{}
+			}
+			for _, s := range be.Meta.Selected {
+				selected[s] = true
+			}
+		}
 	}
 	labels := map[string]bool{}
 	for l := range b.Backends {
@@ -229,6 +294,16 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 			}
 		}
 		if col < 0 {
+			if selected != nil && !selected[label] && !want[label] && !o.AllBackends {
+				runs := make([]string, 0, len(selected))
+				for s := range selected {
+					runs = append(runs, s)
+				}
+				sort.Strings(runs)
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,
+					Detail: "not in this run's backends (" + strings.Join(runs, " ") + ")"})
+				continue
+			}
 			g.Changes = append(g.Changes, Change{Kind: Missing, Backend: label, ID: "*", Actual: NotRun,
 				Detail: "no report for this backend"})
 			continue
@@ -237,7 +312,12 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 		for _, r := range m.Rows {
 			cell := r.Cells[col]
 			acc, inBaseline := accepted[r.Key]
-			if !inBaseline && cell.Status == NotRun {
+			if !inBaseline && (cell.Status == NotRun || cell.NotSelected) {
+				continue
+			}
+			if cell.NotSelected {
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: r.Key, Level: r.Level,
+					Accepted: acc.Result, Actual: cell.Status, Detail: cell.Summary()})
 				continue
 			}
 			if accepted == nil && cell.Status == Pass {
@@ -247,7 +327,8 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 				continue
 			}
 			g.Checked++
-			ch := Change{Backend: label, ID: r.Key, Accepted: acc.Result, Actual: cell.Status, Detail: cell.Summary()}
+			ch := Change{Backend: label, ID: r.Key, Level: r.Level, Accepted: acc.Result, Actual: cell.Status, Detail: cell.Summary(),
+				BelowLevel: o.Level == catalogue.MUST && !r.Must()}
 			switch {
 			case acc.Result == cell.Status:
 				continue
@@ -288,11 +369,15 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 // Report prints the gate's verdict and every change, blocking ones first.
 func (g *GateResult) Report() string {
 	var sb strings.Builder
-	blocking, other := 0, 0
+	blocking, other, accept := 0, 0, 0
 	for _, c := range g.Changes {
-		if c.Blocking() {
+		switch {
+		case c.Blocking():
 			blocking++
-		} else {
+		case c.Kind == Improvement || c.Kind == NewSpec:
+			accept++
+			other++
+		default:
 			other++
 		}
 	}
@@ -300,12 +385,12 @@ func (g *GateResult) Report() string {
 	if blocking > 0 {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(&sb, "gate %s: %d results checked, %d blocking change(s), %d improvement(s)/new spec(s)\n",
+	fmt.Fprintf(&sb, "gate %s: %d results checked, %d blocking change(s), %d other (improvements, new specs, not selected, SHOULD below the gate's level)\n",
 		verdict, g.Checked, blocking, other)
 	for _, c := range g.Changes {
 		sb.WriteString("  " + c.String() + "\n")
 	}
-	if other > 0 {
+	if accept > 0 {
 		sb.WriteString("  (accept improvements by updating the baseline: compare -write-baseline <file> FILE...)\n")
 	}
 	return sb.String()

@@ -84,6 +84,10 @@ func TestGate(t *testing.T) {
 		if nb.Backends["kafka"]["D7"].Note == "" {
 			t.Error("notes of unchanged results must be kept")
 		}
+		if _, ok := nb.Backends["nosuch"]; !ok {
+			t.Error("a baseline backend this run did not report must be kept as it was")
+		}
+		delete(nb.Backends, "nosuch")
 		out := filepath.Join(t.TempDir(), "b.yaml")
 		if err := nb.Write(out); err != nil {
 			t.Fatal(err)

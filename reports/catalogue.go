@@ -133,16 +133,19 @@ func CatalogueMarkdown(entries []catalogue.Behaviour, impls []Implementation) []
 	buf.WriteString("# Behaviour catalogue\n\n" +
 		"Generated from specs/catalogue/catalogue.go by `go run ./reports/cmd/catalogue`; do not edit.\n" +
 		"`go run ./reports/cmd/catalogue -check` fails when this file is stale, an entry has no spec\n" +
-		"or two, or a spec is not in the catalogue.\n")
+		"or two, or a spec is not in the catalogue.\n\n" +
+		"Level: MUST is TrustGraph's requirement, its sentence quoted with the file it is from (in\n" +
+		"github.com/trustgraph-ai/trustgraph); SHOULD is a stronger guarantee than TrustGraph asks for,\n" +
+		"with why it is tested. A SHOULD failure is a finding, not a breach of TrustGraph's contract.\n")
 	area := ""
 	for _, b := range entries {
 		if b.Area != area {
 			area = b.Area
-			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | Requirement | Labels | Source |\n|---|---|---|---|---|\n", area)
+			fmt.Fprintf(&buf, "\n## %s\n\n| ID | Behaviour | Level | Requirement | Why this level | Labels | Spec |\n|---|---|---|---|---|---|---|\n", area)
 		}
 		labels := append([]string{b.Area}, b.Labels...)
-		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", b.ID, mdEscape(b.Title),
-			mdEscape(b.Must), mdEscape(strings.Join(labels, ", ")), strings.Join(files[b.ID], ", "))
+		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", b.ID, mdEscape(b.Title), b.Level,
+			mdEscape(b.Requirement), mdEscape(b.Source), mdEscape(strings.Join(labels, ", ")), strings.Join(files[b.ID], ", "))
 	}
 	if len(entries) == 0 {
 		buf.WriteString("\n(no behaviours)\n")

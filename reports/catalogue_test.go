@@ -12,9 +12,9 @@ import (
 )
 
 var testEntries = []catalogue.Behaviour{
-	{ID: "D1", Area: "delivery", Title: "round trip", Must: "MUST deliver payload | properties intact."},
-	{ID: "D2", Area: "delivery", Title: "ready on return", Must: "MUST deliver right after Consumer() returns.", Labels: []string{"seed-bug"}},
-	{ID: "G1", Area: "groups", Title: "competing consumers", Must: "MUST give each message to one consumer."},
+	{ID: "D1", Area: "delivery", Title: "round trip", Level: catalogue.MUST, Source: "note: \"x\"", Requirement: "MUST deliver payload | properties intact."},
+	{ID: "D2", Area: "delivery", Title: "ready on return", Level: catalogue.MUST, Source: "s", Requirement: "MUST deliver right after Consumer() returns.", Labels: []string{"seed-bug"}},
+	{ID: "G1", Area: "groups", Title: "competing consumers", Level: catalogue.SHOULD, Source: "stronger", Requirement: "SHOULD give each message to one consumer."},
 }
 
 func TestScanSpecs(t *testing.T) {
@@ -49,11 +49,11 @@ func TestCatalogueProblems(t *testing.T) {
 	if !slices.Equal(problems, want) {
 		t.Errorf("problems\n got %q\nwant %q", problems, want)
 	}
-	entries := append(slices.Clone(testEntries), catalogue.Behaviour{ID: "A1", Area: "acks", Title: "t", Must: "nope"})
+	entries := append(slices.Clone(testEntries), catalogue.Behaviour{ID: "A1", Area: "acks", Title: "t", Level: catalogue.MUST, Source: "s", Requirement: "nope"})
 	_, problems, _ = GenerateCatalogue(entries, "testdata/specs-bad")
 	joined := strings.Join(problems, "\n")
 	for _, w := range []string{
-		`catalogue entry 4 ("A1"): the requirement must start with MUST`,
+		`catalogue entry 4 ("A1"): the requirement must start with its level, MUST`,
 		"catalogue entry A1 has 2 specs (specs-bad/acks.go:6, specs-bad/acks.go:7): one behaviour, one spec",
 	} {
 		if !strings.Contains(joined, w) {
@@ -69,8 +69,9 @@ func TestCheckCatalogue(t *testing.T) {
 	if err != nil || len(problems) > 0 {
 		t.Fatal(err, problems)
 	}
-	for _, s := range []string{"## delivery", "## groups", `| D1 | round trip | MUST deliver payload \| properties intact. | delivery | specs-good/delivery.go |`,
-		"| D2 | ready on return | MUST deliver right after Consumer() returns. | delivery, seed-bug | specs-good/delivery.go |"} {
+	for _, s := range []string{"## delivery", "## groups", `| D1 | round trip | MUST | MUST deliver payload \| properties intact. | note: "x" | delivery | specs-good/delivery.go |`,
+		"| D2 | ready on return | MUST | MUST deliver right after Consumer() returns. | s | delivery, seed-bug | specs-good/delivery.go |",
+		"| G1 | competing consumers | SHOULD | SHOULD give each message to one consumer. | stronger | groups | specs-good/groups.go |"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("catalogue lacks %q:\n%s", s, md)
 		}

@@ -31,6 +31,51 @@ type Coverage struct {
 	Sentence
 	Specs       []string // behaviour IDs asserting it, in catalogue order
 	NotTestable string   // the reason, when no spec can assert it
+	// Level is MUST when a MUST behaviour asserts the sentence, SHOULD when only SHOULD ones
+	// do; a not-testable sentence has its declared level (ContractLevels).
+	Level catalogue.Level
+}
+
+// ContractLevels sets each sentence's level from the behaviours asserting it, or from
+// declared for a sentence no behaviour asserts, and returns the problems: a not-testable
+// sentence without a declared level, a declared level for an asserted or unknown sentence.
+func ContractLevels(cov []Coverage, behaviours []catalogue.Behaviour, declared map[string]catalogue.Level) []string {
+	var problems []string
+	level := map[string]catalogue.Level{}
+	for _, b := range behaviours {
+		level[b.ID] = b.Level
+	}
+	known := map[string]bool{}
+	for i := range cov {
+		c := &cov[i]
+		known[c.ID] = true
+		d, isDeclared := declared[c.ID]
+		switch {
+		case len(c.Specs) > 0:
+			c.Level = catalogue.SHOULD
+			for _, id := range c.Specs {
+				if level[id] == catalogue.MUST {
+					c.Level = catalogue.MUST
+				}
+			}
+			if isDeclared {
+				problems = append(problems, fmt.Sprintf("specs/catalogue/contract.go: DeclaredLevels[%s]: the sentence is asserted by %s and takes their level", c.ID, strings.Join(c.Specs, ", ")))
+			}
+		case isDeclared && (d == catalogue.MUST || d == catalogue.SHOULD):
+			c.Level = d
+		case isDeclared:
+			problems = append(problems, fmt.Sprintf("specs/catalogue/contract.go: DeclaredLevels[%s] is %q: want MUST or SHOULD", c.ID, d))
+		case c.NotTestable != "":
+			problems = append(problems, fmt.Sprintf("specs/catalogue/contract.go: not-testable sentence [%s] has no level in DeclaredLevels", c.ID))
+		}
+	}
+	for id := range declared {
+		if !known[id] {
+			problems = append(problems, fmt.Sprintf("specs/catalogue/contract.go: DeclaredLevels names %s, which no contract sentence is marked with", id))
+		}
+	}
+	sort.Strings(problems)
+	return problems
 }
 
 var (
@@ -218,7 +263,9 @@ func ContractMarkdown(cov []Coverage) []byte {
 	b.WriteString("(" + strings.Join(catalogue.ContractFiles, ", ") + ") and the tables in specs/catalogue/contract.go;\n")
 	b.WriteString("do not edit. `make catalogue` fails when a sentence has no spec and no reasoned not-testable entry.\n\n")
 	fmt.Fprintf(&b, "%d sentences: %d asserted by specs, %d not testable (reason given), %d uncovered.\n\n", len(cov), asserted, untestable, open)
-	b.WriteString("| ID | Contract sentence | Source | Asserted by |\n|---|---|---|---|\n")
+	b.WriteString("Level: MUST when a MUST behaviour of reports/catalogue.md asserts the sentence, SHOULD when only\n" +
+		"SHOULD behaviours do; a not-testable sentence has the level declared for it in specs/catalogue/contract.go.\n\n")
+	b.WriteString("| ID | Level | Contract sentence | Source | Asserted by |\n|---|---|---|---|---|\n")
 	for _, c := range cov {
 		by := strings.Join(c.Specs, " ")
 		if by == "" && c.NotTestable != "" {
@@ -227,7 +274,7 @@ func ContractMarkdown(cov []Coverage) []byte {
 		if by == "" {
 			by = "**UNCOVERED**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s:%d | %s |\n", c.ID, contractCell(c.Text), c.File, c.Line, contractCell(by))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s:%d | %s |\n", c.ID, c.Level, contractCell(c.Text), c.File, c.Line, contractCell(by))
 	}
 	return b.Bytes()
 }
@@ -239,6 +286,7 @@ func BuildContract(root string) ([]Coverage, []string, error) {
 		return nil, nil, err
 	}
 	cov, more := ContractCoverage(sentences, catalogue.Asserts, catalogue.NotTestable, catalogue.IDs())
+	more = append(more, ContractLevels(cov, catalogue.Behaviours, catalogue.DeclaredLevels)...)
 	return cov, append(problems, more...), nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 func TestContractCoverageFindsGaps(t *testing.T) {
@@ -59,5 +61,27 @@ func helper() {}
 func TestRepositoryContractIsCovered(t *testing.T) {
 	if err := CheckContract("..", "contract.md"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestContractLevels(t *testing.T) {
+	cov := []Coverage{
+		{Sentence: Sentence{ID: "C-A-1"}, Specs: []string{"D1", "D4"}}, // a MUST and a SHOULD: MUST
+		{Sentence: Sentence{ID: "C-A-2"}, Specs: []string{"D4"}},       // only a SHOULD
+		{Sentence: Sentence{ID: "C-A-3"}, NotTestable: "caller's"},
+		{Sentence: Sentence{ID: "C-A-4"}, NotTestable: "caller's"},
+	}
+	bs := []catalogue.Behaviour{{ID: "D1", Level: catalogue.MUST}, {ID: "D4", Level: catalogue.SHOULD}}
+	problems := ContractLevels(cov, bs, map[string]catalogue.Level{"C-A-3": catalogue.SHOULD, "C-A-1": catalogue.SHOULD, "C-X-9": catalogue.MUST})
+	if cov[0].Level != catalogue.MUST || cov[1].Level != catalogue.SHOULD || cov[2].Level != catalogue.SHOULD {
+		t.Errorf("levels %v %v %v", cov[0].Level, cov[1].Level, cov[2].Level)
+	}
+	want := []string{
+		"specs/catalogue/contract.go: DeclaredLevels names C-X-9, which no contract sentence is marked with",
+		"specs/catalogue/contract.go: DeclaredLevels[C-A-1]: the sentence is asserted by D1, D4 and takes their level",
+		"specs/catalogue/contract.go: not-testable sentence [C-A-4] has no level in DeclaredLevels",
+	}
+	if strings.Join(problems, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -46,6 +46,7 @@ func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 			if c.Status == Skip && c.Message == "" && filter != "" {
 				// Ginkgo reports a spec its filters left out as skipped with no message.
 				c.Message = "not selected by this run's " + filter
+				c.NotSelected = true
 			}
 			run.Cases = append(run.Cases, c)
 		}

@@ -16,6 +16,7 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Status   string
 		Word     string
 		Duration string
+		Should   bool // a failed SHOULD: shown apart from a failed MUST
 		Summary  string
 		Detail   string
 		Baseline string
@@ -23,11 +24,13 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 	}
 	type rowView struct {
 		Key, ID, Title string
+		Level          string
 		Labels         []string
 		Cells          []cellView
 	}
 	type backendView struct {
 		Label, Provider, Broker, Startup, Suite, Counts string
+		Verdict                                         string
 		Description, ProviderWhy                        string
 		Reference                                       bool
 		Settings                                        []string
@@ -44,10 +47,10 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 	data.Baseline = o.Baseline != nil
 	data.Performance = PerformanceHTML(o.Bench)
 	data.Interrupted = m.InterruptedNote()
-	for _, b := range m.Backends {
+	for bi, b := range m.Backends {
 		data.Backends = append(data.Backends, backendView{
 			Label: b.Label, Provider: b.provider(), Broker: b.brokerVersion(), Startup: b.Meta.StartupList(),
-			Suite: fmtSeconds(b.SuiteSeconds), Counts: b.countsText(), Reference: b.Reference(),
+			Suite: fmtSeconds(b.SuiteSeconds), Counts: b.countsText(), Reference: b.Reference(), Verdict: m.Verdict(bi).String(),
 			Settings: b.Meta.SettingsList(), Files: b.Files, Setup: b.Setup,
 		})
 		if b.Meta != nil {
@@ -56,15 +59,20 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		}
 	}
 	for _, r := range m.Rows {
-		rv := rowView{Key: r.Key, ID: r.ID, Title: r.Title, Labels: r.Labels}
+		rv := rowView{Key: r.Key, ID: r.ID, Title: r.Title, Labels: r.Labels, Level: string(r.Level)}
 		if r.ID == "" {
 			rv.Title = r.Key
 		}
 		for i, c := range r.Cells {
 			cv := cellView{Status: string(c.Status), Word: strings.ToUpper(string(c.Status)),
 				Duration: fmtDuration(c.Duration)}
-			if c.Status == NotRun {
+			switch {
+			case c.Status == NotRun:
 				cv.Word = "NOT RUN"
+			case c.NotSelected:
+				cv.Word = "NOT SELECTED"
+			case c.Status == Fail && !r.Must():
+				cv.Word, cv.Should = "SHOULD FAIL", true
 			}
 			if c.Status != Pass {
 				cv.Summary = c.Summary()
@@ -118,6 +126,9 @@ td.pass { background-color: #e3f6e5; }
 td.fail { background-color: #fde2e1; }
 td.skip { background-color: #fff5d6; }
 td.not-run { background-color: #eeeeee; color: #555; }
+td.fail.should { background-color: #fdebd3; }
+.fail.should .word { color: #8a4b00; }
+td.level { font-size: .8em; white-space: nowrap; }
 .word { font-weight: bold; }
 .fail .word { color: #a40e0e; } .pass .word { color: #176b25; } .skip .word { color: #7a5a00; }
 .dur { color: #555; font-size: .85em; margin-left: .3em; }
@@ -137,24 +148,27 @@ figure.chart { margin: .5em 0 1em; }
 {{if .Interrupted}}<p class="interrupted setup-fail">{{.Interrupted}}</p>{{end}}
 <h2>Backends</h2>
 <table class="backends">
-<thead><tr><th>Backend</th><th>Provider</th><th>Broker</th><th>Broker startup</th><th>Suite time</th><th>Results</th><th>Settings</th></tr></thead>
+<thead><tr><th>Backend</th><th>Provider</th><th>Broker</th><th>Broker startup</th><th>Suite time</th><th>Results</th><th>Verdict</th><th>Settings</th></tr></thead>
 <tbody>
 {{range .Backends}}<tr data-backend="{{.Label}}">
 <td{{if .Reference}} class="reference"{{end}}><b>{{.Label}}</b>{{if .Reference}}<span class="refnote">reference backend - not a conformance result</span>{{end}}{{if .Description}}<span class="labels">{{.Description}}</span>{{end}}</td>
 <td>{{.Provider}}{{if .ProviderWhy}}<span class="labels">{{.ProviderWhy}}</span>{{end}}</td><td>{{.Broker}}</td><td>{{.Startup}}</td><td>{{.Suite}}</td><td>{{.Counts}}
 {{range .Setup}}{{if eq (lower .Status) "fail"}}<span class="setup-fail">{{.SetupName}} failed: {{.Message}}</span>{{end}}{{end}}</td>
+<td class="verdict">{{.Verdict}}</td>
 <td>{{range .Settings}}<code>{{.}}</code><br>{{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>
 <h2>Behaviours</h2>
 <table class="matrix" id="matrix">
-<thead><tr><th>ID</th><th>Behaviour</th>{{range .Backends}}<th{{if .Reference}} class="reference"{{end}}>{{.Label}}{{if .Reference}}<span class="refnote">reference, not a conformance result</span>{{end}}</th>{{end}}</tr></thead>
+<p>A failed MUST (FAIL) breaks TrustGraph's contract; a failed SHOULD (SHOULD FAIL) is a finding beyond it.</p>
+<thead><tr><th>ID</th><th>Level</th><th>Behaviour</th>{{range .Backends}}<th{{if .Reference}} class="reference"{{end}}>{{.Label}}{{if .Reference}}<span class="refnote">reference, not a conformance result</span>{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr class="spec" data-id="{{.Key}}">
 <td class="id">{{.ID}}</td>
+<td class="level">{{.Level}}</td>
 <td class="title">{{.Title}}{{if .Labels}}<span class="labels">{{join .Labels ", "}}</span>{{end}}</td>
-{{range .Cells}}<td class="cell {{.Status}}" data-status="{{.Status}}"><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}
+{{range .Cells}}<td class="cell {{.Status}}{{if .Should}} should{{end}}" data-status="{{.Status}}"{{if .Should}} data-level="SHOULD"{{end}}><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}
 {{if eq .Status "fail"}}<span class="cause">{{.Summary}}</span>{{else if .Summary}}<span class="reason">{{.Summary}}</span>{{end}}
 {{if .Baseline}}<span class="baseline">baseline: {{.Baseline}}</span>{{end}}
 {{if .Detail}}<details><summary>full failure message</summary><pre>{{.Detail}}</pre></details>{{end}}

@@ -41,6 +41,9 @@ type Case struct {
 	Detail    string // fail: the whole failure message and body, for the HTML page
 	Duration  time.Duration
 	Setup     bool // a suite-level node (BeforeSuite, AfterSuite, ReportAfterSuite, ...), not a spec
+	// NotSelected: the run's spec filters (--label-filter, --focus, ...) left the spec out
+	// (Status Skip, Message saying which filter). Not a result, and never a regression.
+	NotSelected bool
 }
 
 // Run is one report file (and its optional meta sidecar) as read from disk.

@@ -23,6 +23,9 @@ type Meta struct {
 	Settings      map[string]any     `json:"settings"`              // the non-secret settings, under their environment names
 	StartedAt     string             `json:"startedAt"`             // RFC 3339
 	SuiteSeconds  float64            `json:"suiteSeconds"`
+	// Selected lists every backend the run selected (its PUBSUB_BACKENDS), this one included:
+	// the gate reads a baseline backend none of the runs selected as not selected, not missing.
+	Selected []string `json:"selected,omitempty"`
 }
 
 // UnmarshalJSON accepts brokerStartup as an object of seconds per broker or as one number.

@@ -37,6 +37,8 @@ type Cell struct {
 	Reasons  []string // skip: the distinct reasons
 	Duration time.Duration
 	Entries  []Case // per-entry detail for the HTML page
+	// NotSelected: every entry was left out by the run's spec filters (Status is Skip).
+	NotSelected bool
 }
 
 // Summary is the one-line text of a cell: the cause of a failure, the reason(s) of a skip.
@@ -58,13 +60,65 @@ type Row struct {
 	ID     string
 	Title  string
 	Labels []string
-	Cells  []*Cell // one per Matrix.Backends, same order
+	// Level is the catalogue entry's (MUST or SHOULD); "" for a row without a catalogue entry
+	// (a foreign testcase), which the verdict and the gate count as MUST.
+	Level catalogue.Level
+	Cells []*Cell // one per Matrix.Backends, same order
 }
+
+// Must reports whether a failure of this row breaks TrustGraph's contract: a MUST, or a row
+// of unknown level.
+func (r *Row) Must() bool { return r.Level != catalogue.SHOULD }
 
 // Matrix is the behaviour x backend comparison.
 type Matrix struct {
 	Backends []*Backend
 	Rows     []*Row
+}
+
+// Verdict is one backend's standing against TrustGraph's contract: its MUST and SHOULD
+// failures, and the MUST behaviours that gave no result (skipped, not run, not selected).
+type Verdict struct {
+	MustFailures, ShouldFailures, MustOpen int
+}
+
+// Verdict counts column i's failures by level.
+func (m *Matrix) Verdict(i int) Verdict {
+	var v Verdict
+	for _, r := range m.Rows {
+		c := r.Cells[i]
+		switch {
+		case c.Status == Fail && r.Must():
+			v.MustFailures++
+		case c.Status == Fail:
+			v.ShouldFailures++
+		case c.Status != Pass && r.Must():
+			v.MustOpen++
+		}
+	}
+	return v
+}
+
+// String is the verdict line: "TrustGraph's contract: conforms; 1 SHOULD failure" or
+// "TrustGraph's contract: 3 MUST failures; 0 SHOULD failures", with the MUST behaviours that
+// gave no result, so "conforms" is never read as "everything ran".
+func (v Verdict) String() string {
+	s := "TrustGraph's contract: conforms"
+	if v.MustFailures > 0 {
+		s = "TrustGraph's contract: " + plural(v.MustFailures, "MUST failure")
+	}
+	s += "; " + plural(v.ShouldFailures, "SHOULD failure")
+	if v.MustOpen > 0 {
+		s += fmt.Sprintf(" (%d MUST without a result: skipped, not run or not selected)", v.MustOpen)
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Interrupted lists "<backend>: <why>" for every backend whose run stopped before every spec
@@ -100,6 +154,9 @@ func Build(runs []*Run, extraIDs ...string) *Matrix {
 		r, ok := rows[key]
 		if !ok {
 			r = &Row{Key: key, ID: id}
+			if b, known := catalogue.Lookup(id); known {
+				r.Level = b.Level
+			}
 			rows[key] = r
 			cases[key] = map[string][]Case{}
 		}
@@ -185,7 +242,7 @@ func aggregate(cs []Case) *Cell {
 		return nil
 	}
 	cell := &Cell{Status: Pass, Entries: cs}
-	skipped, notRun := 0, 0
+	skipped, notRun, notSelected := 0, 0, 0
 	notRunWhy := ""
 	seen := map[string]bool{}
 	for _, c := range cs {
@@ -206,6 +263,9 @@ func aggregate(cs []Case) *Cell {
 			}
 		case Skip:
 			skipped++
+			if c.NotSelected {
+				notSelected++
+			}
 			if c.Message != "" && !seen[c.Message] {
 				seen[c.Message] = true
 				cell.Reasons = append(cell.Reasons, c.Message)
@@ -222,6 +282,7 @@ func aggregate(cs []Case) *Cell {
 		}
 	case skipped == len(cs):
 		cell.Status = Skip
+		cell.NotSelected = notSelected == len(cs)
 	}
 	if cell.Status != Skip {
 		cell.Reasons = nil

@@ -68,24 +68,25 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	if note := m.InterruptedNote(); note != "" {
 		sb.WriteString("> **" + mdEscape(note) + "**\n\n")
 	}
-	sb.WriteString("| Backend | Provider | Broker | Broker startup | Suite time | Results |\n|---|---|---|---|---|---|\n")
-	for _, b := range m.Backends {
+	sb.WriteString("| Backend | Provider | Broker | Broker startup | Suite time | Results | Verdict |\n|---|---|---|---|---|---|---|\n")
+	for i, b := range m.Backends {
 		results := b.countsText()
 		if b.Reference() {
 			results += " - reference backend, not a conformance result"
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(b.displayLabel()), mdEscape(b.provider()),
-			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(b.displayLabel()), mdEscape(b.provider()),
+			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results, mdEscape(m.Verdict(i).String()))
 	}
-	sb.WriteString("\n| ID | Behaviour |")
+	sb.WriteString("\nA failed MUST (❌) breaks TrustGraph's contract; a failed SHOULD (⚠️) is a finding beyond it (reports/catalogue.md has each level's source).\n")
+	sb.WriteString("\n| ID | Level | Behaviour |")
 	for _, b := range m.Backends {
 		sb.WriteString(" " + mdEscape(b.displayLabel()) + " |")
 	}
-	sb.WriteString("\n|---|---|" + strings.Repeat("---|", len(m.Backends)) + "\n")
+	sb.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(m.Backends)) + "\n")
 	for _, r := range m.Rows {
-		fmt.Fprintf(&sb, "| %s | %s |", mdEscape(r.ID), mdEscape(r.Title))
+		fmt.Fprintf(&sb, "| %s | %s | %s |", mdEscape(r.ID), r.Level, mdEscape(r.Title))
 		for i, c := range r.Cells {
-			text := mdCell(c)
+			text := mdCell(c, r.Must())
 			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
 				text += fmt.Sprintf(" (baseline: %s)", a)
 			}
@@ -118,16 +119,22 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	return err
 }
 
-func mdCell(c *Cell) string {
+func mdCell(c *Cell, must bool) string {
 	d := fmtDuration(c.Duration)
 	if d != "" {
 		d = " " + d
 	}
-	switch c.Status {
-	case Pass:
+	switch {
+	case c.Status == Pass:
 		return "✅ pass" + d
-	case Fail:
+	case c.Status == Fail && must:
 		return "❌ fail" + d + ": " + truncate(c.Message, 160)
+	case c.Status == Fail:
+		return "⚠️ SHOULD fail" + d + ": " + truncate(c.Message, 160)
+	case c.NotSelected:
+		return "➖ " + truncate(c.Summary(), 120)
+	}
+	switch c.Status {
 	case Skip:
 		return "⏭️ skip: " + truncate(c.Summary(), 160)
 	default:
@@ -163,11 +170,12 @@ func pad(s string, n int) string {
 }
 
 const (
-	ansiReset  = "\x1b[0m"
-	ansiGreen  = "\x1b[32m"
-	ansiRed    = "\x1b[31m"
-	ansiYellow = "\x1b[33m"
-	ansiGrey   = "\x1b[90m"
+	ansiReset   = "\x1b[0m"
+	ansiGreen   = "\x1b[32m"
+	ansiRed     = "\x1b[31m"
+	ansiYellow  = "\x1b[33m"
+	ansiGrey    = "\x1b[90m"
+	ansiMagenta = "\x1b[35m"
 )
 
 // Terminal writes the matrix as a plain-text table that fits o.Width (default 120) columns,
@@ -220,7 +228,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			if r.ID == "" {
 				key = "(" + truncate(r.Key, 30) + ")"
 			}
-			if c.Status == NotRun {
+			if c.Status == NotRun || c.NotSelected {
 				g := m.Backends[i].Label + "\x00" + c.Summary()
 				if notRun[g] == nil {
 					notRun[g] = &group{at: len(notes)}
@@ -230,7 +238,11 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 				notRun[g].keys = append(notRun[g].keys, key)
 				continue
 			}
-			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, strings.ToUpper(string(c.Status)), c.Summary()), width))
+			word := strings.ToUpper(string(c.Status))
+			if c.Status == Fail && !r.Must() {
+				word = "FAIL (SHOULD)"
+			}
+			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, word, c.Summary()), width))
 		}
 	}
 	for _, g := range notRunOrder {
@@ -239,10 +251,14 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		if n := len(notRun[g].keys); n > 3 {
 			keys = fmt.Sprintf("%d behaviours", n)
 		}
-		notes[notRun[g].at] = truncate(fmt.Sprintf("%s %s NOT-RUN: %s", label, keys, why), width)
+		word := "NOT-RUN"
+		if strings.HasPrefix(why, "not selected") {
+			word = "NOT-SELECTED"
+		}
+		notes[notRun[g].at] = truncate(fmt.Sprintf("%s %s %s: %s", label, keys, word, why), width)
 	}
 	sb.WriteString("\n")
-	for _, b := range m.Backends {
+	for bi, b := range m.Backends {
 		line := b.Label + ": " + b.countsText()
 		if b.Reference() {
 			line += " (reference backend, not a conformance result)"
@@ -264,6 +280,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			line += "; " + strings.Join(extra, ", ")
 		}
 		sb.WriteString(truncate(line, width) + "\n")
+		sb.WriteString(truncate(b.Label+": "+m.Verdict(bi).String(), width) + "\n")
 		for _, s := range setupFailures(b) {
 			sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.SetupName(), s.Message), width) + "\n")
 		}
@@ -271,8 +288,9 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	if len(notes) > 0 {
 		sb.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
+	sb.WriteString("\n(FAIL: a MUST failed; FAIL(S): a SHOULD failed, stronger than TrustGraph requires; n/s: not selected)\n")
 	if o.Baseline != nil {
-		sb.WriteString("\n(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
+		sb.WriteString("(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
@@ -300,16 +318,20 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, from, to, width, i
 		for i, c := range r.Cells[from:to] {
 			b := bs[i]
 			word, colour := "PASS", ansiGreen
-			switch c.Status {
-			case Fail:
+			switch {
+			case c.Status == Fail && r.Must():
 				word, colour = "FAIL", ansiRed
-			case Skip:
+			case c.Status == Fail:
+				word, colour = "FAIL(S)", ansiMagenta
+			case c.NotSelected:
+				word, colour = "n/s", ansiGrey
+			case c.Status == Skip:
 				word, colour = "skip", ansiYellow
-			case NotRun:
+			case c.Status == NotRun:
 				word, colour = "--", ansiGrey
 			}
 			text := word
-			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun {
+			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun && !c.NotSelected {
 				text += " " + d
 			}
 			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {

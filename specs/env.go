@@ -133,6 +133,8 @@ type Cluster interface {
 	// Leader returns the node that leads the partition holding topic's messages (a contract
 	// topic string a client of this cluster created), as the cluster's metadata says now.
 	Leader(ctx context.Context, topic string) (node int, err error)
+	// Replicas returns the node ids of that partition's replicas and in-sync replicas now.
+	Replicas(ctx context.Context, topic string) (replicas, isr []int, err error)
 	// CutReplication stops the other nodes from replicating from node (their fetches are
 	// refused) while clients and the cluster's controllers still reach it: its followers fall
 	// behind. It lasts until the node is killed or the cluster stopped.

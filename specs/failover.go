@@ -265,6 +265,17 @@ func failover(env *Env) {
 			cancel2()
 			Expect(err).NotTo(HaveOccurred(), "find the partition leader of %s;\n%s", topic, tl)
 			tl.add("steady send: %d confirmed; partition leader is node %d", load.ok.Load(), leader)
+			// What the topic really has, for the messages: a backend may create it with fewer
+			// replicas than the cluster's three.
+			replication := "replication factor unknown"
+			lctx3, cancel3 := context.WithTimeout(ctx, callWithin)
+			if replicas, isr, err := cl.Replicas(lctx3, topic); err == nil {
+				replication = fmt.Sprintf("replication factor %d (replicas %v), in-sync replicas %v before the cut", len(replicas), replicas, isr)
+			} else {
+				replication += ": " + err.Error()
+			}
+			cancel3()
+			tl.add("the topic has %s", replication)
 
 			// The followers fall behind: replication from the leader is cut (clients and the
 			// controllers still reach it) for failoverLag, the fault's duration.
@@ -310,7 +321,7 @@ func failover(env *Env) {
 				tl.add("partition leader now node %d", l2)
 			}
 			AddReportEntry("F5 failover", fmt.Sprintf("killed the leader (node %d); %s", leader, st.describe(killed)))
-			Expect(st.firstStartedOK.IsZero()).To(BeFalse(), "no Send succeeded within %s after the leader was killed, with two of three replicas left;\n%s", failoverRecoverWithin, tl)
+			Expect(st.firstStartedOK.IsZero()).To(BeFalse(), "no Send succeeded within %s after the leader was killed (the topic has %s);\n%s", failoverRecoverWithin, replication, tl)
 
 			// Read back: every confirmed payload must arrive on the consumer that lived
 			// through the failover (opened before the kill, received nothing until now).

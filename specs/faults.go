@@ -218,7 +218,7 @@ func networkCutSpecs(area *faultArea) {
 				continue
 			}
 			got = append(got, string(d.Payload))
-			tl.add("received %s", d.Payload)
+			tl.add("received %s", brief(d.Payload))
 			actx, acancel := context.WithTimeout(ctx, callWithin)
 			err = c.Ack(actx, d)
 			acancel()

@@ -225,7 +225,7 @@ func sendsDuringCut(area *faultArea) {
 				}
 				got[string(d.Payload)]++
 				order = append(order, string(d.Payload))
-				tl.add("received %s", d.Payload)
+				tl.add("received %s", brief(d.Payload))
 				actx, acancel := context.WithTimeout(ctx, callWithin)
 				err = c.Ack(actx, d)
 				acancel()

@@ -3,13 +3,16 @@ package specs
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -153,7 +156,7 @@ func sendAll(ctx context.Context, p backends.Producer, msgs ...backends.Message)
 		start := time.Now()
 		err := p.Send(sctx, m)
 		cancel()
-		Expect(err).NotTo(HaveOccurred(), "send message %d of %d (%q) failed after %s", i+1, len(msgs), m.Payload, since(start))
+		Expect(err).NotTo(HaveOccurred(), "send message %d of %d (%s) failed after %s", i+1, len(msgs), brief(m.Payload), since(start))
 	}
 }
 
@@ -201,7 +204,7 @@ func receiveUntil(ctx context.Context, c backends.Consumer, within time.Duration
 			actx, acancel := context.WithTimeout(ctx, callWithin)
 			err := c.Ack(actx, d)
 			acancel()
-			Expect(err).NotTo(HaveOccurred(), "ack %q", d.Payload)
+			Expect(err).NotTo(HaveOccurred(), "ack %s", brief(d.Payload))
 		}
 	}
 	r.Waited = time.Since(start)
@@ -246,8 +249,29 @@ func msgPayloads(ms []backends.Message) []string {
 	return out
 }
 
+// briefMax is how many bytes of a payload a failure message shows.
+const briefMax = 40
+
+// brief names a payload in a failure message: a short one quoted whole, a longer or binary one
+// as its first bytes with its length and sha256 digest, so a 5 MiB payload costs one line and
+// two payloads are the same exactly when their briefs are.
+func brief(p []byte) string {
+	if len(p) <= briefMax && utf8.Valid(p) {
+		return strconv.Quote(string(p))
+	}
+	sum := sha256.Sum256(p)
+	head := p[:min(len(p), 16)]
+	return fmt.Sprintf("%q... (%d bytes, sha256 %x)", head, len(p), sum[:8])
+}
+
 // show summarises a list of payloads for a failure message.
 func show(ps []string) string {
+	for i, p := range ps {
+		if len(p) > briefMax || !utf8.ValidString(p) {
+			ps = slices.Clone(ps)
+			ps[i] = brief([]byte(p))
+		}
+	}
 	if len(ps) <= 12 {
 		return "[" + strings.Join(ps, " ") + "]"
 	}

@@ -66,3 +66,24 @@ func TestFirstDifference(t *testing.T) {
 		}
 	}
 }
+
+func TestBriefCutsLongAndBinaryPayloads(t *testing.T) {
+	if got := brief([]byte("d1-0")); got != `"d1-0"` {
+		t.Errorf("short payload: %s", got)
+	}
+	big := []byte(strings.Repeat("x", 5<<20))
+	got := brief(big)
+	if len(got) > 120 || !strings.Contains(got, "(5242880 bytes, sha256 ") {
+		t.Errorf("5 MiB payload: %d chars: %.200s", len(got), got)
+	}
+	bin := []byte{0xff, 0xfe, 0}
+	if got := brief(bin); !strings.Contains(got, "3 bytes, sha256") {
+		t.Errorf("binary payload: %s", got)
+	}
+	if brief(append([]byte{}, big...)) != got || brief(append(big[:len(big)-1:len(big)-1], 'y')) == got {
+		t.Error("briefs must be equal exactly when the payloads are")
+	}
+	if s := show([]string{"a", string(big)}); len(s) > 150 {
+		t.Errorf("show keeps a long payload: %.200s", s)
+	}
+}

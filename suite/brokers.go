@@ -274,13 +274,31 @@ func (r *realCluster) Open(ctx context.Context) (backends.Backend, error) {
 // whose name contains the contract topic's (unique) name part, whatever mapping the backend
 // uses - and returns the leader of its partition 0 (the contract's topics have one partition).
 func (r *realCluster) Leader(ctx context.Context, topic string) (int, error) {
+	name, err := r.brokerTopic(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("leader of %s: %w", topic, err)
+	}
+	return r.c.Leader(ctx, name, 0)
+}
+
+// Replicas returns the replicas and in-sync replicas of the broker topic of topic (see Leader).
+func (r *realCluster) Replicas(ctx context.Context, topic string) ([]int, []int, error) {
+	name, err := r.brokerTopic(ctx, topic)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replicas of %s: %w", topic, err)
+	}
+	return r.c.Replicas(ctx, name, 0)
+}
+
+// brokerTopic is the cluster's one topic whose name carries the contract topic's name part.
+func (r *realCluster) brokerTopic(ctx context.Context, topic string) (string, error) {
 	t, err := backends.ParseTopic(topic)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	names, err := r.c.Topics(ctx)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	var match []string
 	for _, n := range names {
@@ -289,9 +307,9 @@ func (r *realCluster) Leader(ctx context.Context, topic string) (int, error) {
 		}
 	}
 	if len(match) != 1 {
-		return 0, fmt.Errorf("leader of %s: %d of the cluster's topics %v carry its name %q, want exactly one", topic, len(match), names, t.Name)
+		return "", fmt.Errorf("%d of the cluster's topics %v carry its name %q, want exactly one", len(match), names, t.Name)
 	}
-	return r.c.Leader(ctx, match[0], 0)
+	return match[0], nil
 }
 
 func (r *realCluster) Kill(ctx context.Context, node int) error { return r.c.Kill(ctx, node) }

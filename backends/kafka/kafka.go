@@ -277,7 +277,16 @@ func (b *Backend) Name() string { return "kafka" }
 
 // Unsupported implements backends.Backend: Kafka keeps every class on disk, so nack/reopen
 // redelivery, replay and retention expiry all hold.
-func (b *Backend) Unsupported() map[backends.Capability]string { return nil }
+// Load sharing (G4) is lacking by the contract's mapping, not by a defect: one partition per
+// topic, and a consumer group gives a partition to one member.
+func (b *Backend) Unsupported() map[backends.Capability]string {
+	return map[backends.Capability]string{backends.CapLoadSharing: LoadSharingReason}
+}
+
+// LoadSharingReason says why a Kafka backend with one partition per topic cannot share a
+// subscription's load; adapters of TrustGraph's Kafka backends give the same reason.
+const LoadSharingReason = "one partition per topic (TrustGraph's mapping, docs/tech-specs/kafka-backend.md: \"Parallelism comes from multiple topics and multiple services, not from partitioning within a topic.\"): " +
+	"a consumer group assigns the partition to one member, so the other consumers of the subscription stand by and receive nothing while it lives"
 
 // acquire holds the client handles open for one call; the caller runs release when it no
 // longer touches prod or admin. Not re-entrant: never call acquire while holding it.

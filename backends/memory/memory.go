@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,10 @@ type subscription struct {
 	redo     []int64             // nacked or released offsets, delivered before the cursor
 	acked    map[int64]bool      // acknowledged offsets at or above the lowest unacked one
 	consumed int                 // consumers currently attached (diagnostics only)
+	// waiting are the consumers blocked in Receive, longest waiting first: the next message
+	// goes to the first of them (C-SUB-6, load sharing: round robin among idle consumers),
+	// rather than to whichever goroutine the scheduler wakes first.
+	waiting []*consumer
 }
 
 // broadcast wakes every blocked Receive. Called with b.mu held.
@@ -520,7 +525,35 @@ type consumer struct {
 	sub      *subscription
 	once     sync.Once
 	closed   chan struct{}
-	detached bool // guarded by broker.mu
+	detached bool          // guarded by broker.mu
+	queuedIn *subscription // the subscription whose waiting list holds c, or nil; guarded by broker.mu
+}
+
+// mayTake reports whether c is next in line for its subscription's messages: nobody waits
+// ahead of it. Called with broker.mu held.
+func (c *consumer) mayTake() bool {
+	w := c.sub.waiting
+	return len(w) == 0 || w[0] == c
+}
+
+// queue puts c at the end of its subscription's waiting list, once. Called with broker.mu held.
+func (c *consumer) queue() {
+	if c.queuedIn == nil {
+		c.queuedIn = c.sub
+		c.sub.waiting = append(c.sub.waiting, c)
+	}
+}
+
+// unqueue takes c off the waiting list and wakes the others, so the next in line may take.
+// Called with broker.mu held.
+func (c *consumer) unqueue() {
+	if s := c.queuedIn; s != nil {
+		c.queuedIn = nil
+		s.waiting = slices.DeleteFunc(s.waiting, func(x *consumer) bool { return x == c })
+		if len(s.waiting) > 0 {
+			c.be.broker.broadcast()
+		}
+	}
 }
 
 // detach releases this consumer's unacked messages. Called with broker.mu held.
@@ -584,6 +617,11 @@ func (c *consumer) handOut(e entry) backends.Delivery {
 // Receive implements backends.Consumer.
 func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 	b := c.be.broker
+	defer func() {
+		b.mu.Lock()
+		c.unqueue()
+		b.mu.Unlock()
+	}()
 	for {
 		if err := backends.CtxErr(ctx, "receive from "+c.topicKey); err != nil {
 			return backends.Delivery{}, err
@@ -593,7 +631,18 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 			b.mu.Unlock()
 			return backends.Delivery{}, fmt.Errorf("receive: consumer %w", backends.ErrClosed)
 		}
-		d, ok := c.take(b.now())
+		var (
+			d  backends.Delivery
+			ok bool
+		)
+		if c.mayTake() {
+			d, ok = c.take(b.now())
+		}
+		if ok {
+			c.unqueue()
+		} else {
+			c.queue()
+		}
 		wait := b.changed
 		b.mu.Unlock()
 		if ok {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,6 +71,15 @@ func init() {
 			Defect: "consumers of one shared subscription each get every message instead of competing",
 			Bases:  []string{Name},
 			Wrap:   func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
+		},
+		mutants.Variant{
+			Name:    "standby-members",
+			Catches: []string{"G4"},
+			Defect:  "only the first live consumer of a shared subscription receives; the others stand by until it closes (one Kafka partition per topic, as a defect)",
+			Bases:   []string{Name},
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &standbyMembers{Backend: b, members: map[string][]*standby{}}
+			},
 		},
 		mutants.Variant{
 			Name:    "restart-strands-consumers",
@@ -149,6 +159,75 @@ type sharedFansOut struct{ backends.Backend }
 
 func (b *sharedFansOut) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
 	return b.Backend.Consumer(ctx, topic, sub, append(opts, backends.WithMode(backends.Unique))...)
+}
+
+// standbyMembers lets only the oldest open consumer of a shared subscription receive: each
+// message still reaches exactly one consumer (G1 holds), but the group shares no load.
+type standbyMembers struct {
+	backends.Backend
+	mu      sync.Mutex
+	members map[string][]*standby // topic + subscription -> open consumers, oldest first
+	changed chan struct{}         // closed and replaced when a member leaves
+}
+
+type standby struct {
+	backends.Consumer
+	b    *standbyMembers
+	key  string
+	once sync.Once
+}
+
+func (b *standbyMembers) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	c, err := b.Backend.Consumer(ctx, topic, sub, opts...)
+	if err != nil {
+		return nil, err
+	}
+	t, err := backends.ParseTopic(topic)
+	if err != nil || backends.ApplyConsumerOptions(t, opts...).Mode != backends.Shared {
+		return c, nil
+	}
+	s := &standby{Consumer: c, b: b, key: t.String() + "\x00" + sub}
+	b.mu.Lock()
+	b.members[s.key] = append(b.members[s.key], s)
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	b.mu.Unlock()
+	return s, nil
+}
+
+// active reports whether s is the oldest open member, and the channel that says when that may
+// have changed.
+func (s *standby) active() (bool, chan struct{}) {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	m := s.b.members[s.key]
+	return len(m) > 0 && m[0] == s, s.b.changed
+}
+
+func (s *standby) Receive(ctx context.Context) (backends.Delivery, error) {
+	for {
+		ok, changed := s.active()
+		if ok {
+			return s.Consumer.Receive(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return backends.Delivery{}, backends.CtxErr(ctx, "receive (standing by)")
+		case <-changed:
+		}
+	}
+}
+
+func (s *standby) Close(ctx context.Context) error {
+	s.once.Do(func() {
+		s.b.mu.Lock()
+		s.b.members[s.key] = slices.DeleteFunc(s.b.members[s.key], func(x *standby) bool { return x == s })
+		close(s.b.changed)
+		s.b.changed = make(chan struct{})
+		s.b.mu.Unlock()
+	})
+	return s.Consumer.Close(ctx)
 }
 
 // acceptsInvalid maps anything it cannot parse to flow:tg:<sanitised string>.

@@ -69,6 +69,8 @@ func TestSDKEnforcesDeadlinesAndMapsErrors(t *testing.T) {
 	for _, want := range []string{
 		"Consumer.receive was still running at its deadline", "cancelled",
 		"Consumer.ack was still running at its deadline", "abandoned",
+		// ... and where each was: the thread's stack, the coroutine's before its cancel.
+		`misbehaving.py", line 15, in ack`, `misbehaving.py", line 12, in receive`,
 		"Consumer.ack overran its deadline and then returned None",
 	} {
 		deadline := time.Now().Add(5 * time.Second)

@@ -16,21 +16,26 @@ func TestTableIsWellFormed(t *testing.T) {
 
 func TestCheckFindsProblems(t *testing.T) {
 	bs := []Behaviour{
-		{ID: "D1", Area: "delivery", Title: "t", Must: "MUST x"},
-		{ID: "G1", Area: "groups", Title: "t", Must: "MUST x"},
-		{ID: "D1", Area: "delivery", Title: "", Must: "should x"},
-		{ID: "X1", Area: "nowhere", Title: "t", Must: "MUST x"},
-		{ID: "Gx", Area: "groups", Title: "t", Must: "MUST x"},
+		{ID: "D1", Area: "delivery", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x"},
+		{ID: "G1", Area: "groups", Title: "t", Level: SHOULD, Source: "s", Requirement: "SHOULD x"},
+		{ID: "D1", Area: "delivery", Title: "", Level: MUST, Source: "s", Requirement: "should x"},
+		{ID: "X1", Area: "nowhere", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x"},
+		{ID: "Gx", Area: "groups", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x"},
+		{ID: "G2", Area: "groups", Title: "t", Level: SHOULD, Source: "s", Requirement: "MUST x"},
+		{ID: "G3", Area: "groups", Title: "t", Level: "MAY", Requirement: "MAY x"},
 	}
 	got := Check(bs)
 	want := []string{
 		`catalogue entry 3 ("D1"): ID used twice`,
 		`catalogue entry 3 ("D1"): area delivery is split; keep its entries together`,
 		`catalogue entry 3 ("D1"): empty title`,
-		`catalogue entry 3 ("D1"): the requirement must start with MUST`,
+		`catalogue entry 3 ("D1"): the requirement must start with its level, MUST`,
 		`catalogue entry 4 ("X1"): unknown area "nowhere"`,
 		`catalogue entry 5 ("Gx"): an ID of area groups is G followed by a number`,
 		`catalogue entry 5 ("Gx"): area groups is split; keep its entries together`,
+		`catalogue entry 6 ("G2"): the requirement must start with its level, SHOULD`,
+		`catalogue entry 7 ("G3"): level "MAY": want MUST or SHOULD`,
+		`catalogue entry 7 ("G3"): no source: a MUST quotes TrustGraph's sentence, a SHOULD says which stronger guarantee and why`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Check:\n got %q\nwant %q", got, want)
@@ -63,7 +68,7 @@ func TestLabels(t *testing.T) {
 	if !ok {
 		t.Fatal("R4 not in the catalogue")
 	}
-	if got := b.SpecLabels(); !slices.Equal(got, []string{"id:R4", "fault", "slow"}) {
+	if got := b.SpecLabels(); !slices.Equal(got, []string{"id:R4", "level:must", "fault", "slow"}) {
 		t.Errorf("R4 labels %v", got)
 	}
 	if got := IDFromLabels([]string{"restart", "id:R4", "slow"}); got != "R4" {

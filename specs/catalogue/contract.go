@@ -12,18 +12,19 @@ var ContractFiles = []string{"backends/backend.go", "backends/topic.go"}
 
 // Asserts maps a behaviour ID to the contract sentences its spec asserts.
 var Asserts = map[string][]string{
-	"D1":  {"C-MSG-1", "C-MSG-2", "C-DLV-2"},
+	"D1":  {"C-MSG-1", "C-MSG-2", "C-DLV-2", "C-CAP-4"},
 	"D2":  {"C-SUB-2"},
 	"D3":  {"C-PROD-3", "C-BE-1", "C-DLV-1"},
 	"D4":  {},
-	"D5":  {"C-MSG-1"},
+	"D5":  {"C-MSG-1", "C-CAP-4"},
 	"D6":  {"C-SEND-1", "C-PROD-4", "C-POS-3"},
 	"D7":  {"C-RECV-1", "C-LIFE-5", "C-ERR-1"},
 	"D8":  {"C-MSG-1"},
 	"D9":  {"C-POS-2", "C-POS-4"},
 	"G1":  {"C-SUB-3", "C-MODE-1", "C-MODE-2", "C-CLASS-2"},
-	"G2":  {"C-SUB-4", "C-MODE-1", "C-MODE-3", "C-CLASS-2"},
+	"G2":  {"C-SUB-4", "C-MODE-1", "C-MODE-3", "C-CLASS-2", "C-CAP-6"},
 	"G3":  {"C-SUB-3"},
+	"G4":  {"C-SUB-6", "C-CAP-7"},
 	"A1":  {"C-NACK-1", "C-CAP-1"},
 	"A2":  {"C-ACK-1"},
 	"A3":  {"C-ACK-1", "C-CLOSE-1"},
@@ -45,7 +46,7 @@ var Asserts = map[string][]string{
 	"F3":  {"C-SEND-1", "C-SEND-2", "C-PROD-3", "C-LIFE-5"},
 	"F4":  {"C-LIFE-5", "C-ERR-1"},
 	"F5":  {"C-SEND-1"},
-	"T1":  {"C-TOP-1", "C-TOP-7", "C-TOP-9", "C-CLASS-3"},
+	"T1":  {"C-TOP-1", "C-TOP-7", "C-TOP-9", "C-CLASS-3", "C-CAP-5"},
 	"T2":  {"C-POS-3", "C-POS-4", "C-CLASS-1"},
 	"T3":  {"C-TOP-1", "C-TOP-8", "C-CAP-3"},
 	"L1":  {"C-TOP-2", "C-TOP-4", "C-TOP-5"},
@@ -73,4 +74,20 @@ var NotTestable = map[string]string{
 	"C-ERR-3":  "a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr)",
 	"C-SEND-3": "an allowance, not an obligation: a Send that errs conforms whether or not its message arrives. F3 counts the Sends that erred during its cut and were delivered all the same in a report entry (\"F3 sends during the cut\"); on kafka, pulsar and pulsar-persistent all 6 Sends that erred during the cut were delivered, in each of 20 census runs",
 	"C-ERR-2":  "Code is a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr); the wire side is the adapter protocol's",
+}
+
+// DeclaredLevels gives the level of each NotTestable sentence. An asserted sentence takes its
+// level from the behaviours asserting it (reports.ContractLevels): MUST when any of them is a
+// MUST, SHOULD when all are SHOULD.
+var DeclaredLevels = map[string]Level{
+	"C-LIFE-1": MUST,   // how TrustGraph's wrapper classes use a backend, too
+	"C-LIFE-2": MUST,   // the same
+	"C-PROD-2": MUST,   // the same
+	"C-CONS-2": SHOULD, // a restriction of ours: TrustGraph's concurrent receive() tasks share a subscription, not a consumer object
+	"C-BE-2":   MUST,   // the registry name is how a run names its columns
+	"C-BE-3":   MUST,   // a capability declared lacking is how an API that cannot express a behaviour says so
+	"C-CAP-2":  SHOULD, // replay of what non-durable classes held: TrustGraph's q0 queues are best-effort
+	"C-ERR-3":  MUST,   // the sentinels are how every MUST failure is told apart
+	"C-SEND-3": SHOULD, // an allowance on top of C-SEND-1
+	"C-ERR-2":  MUST,   // the wire side of the sentinels, for adapters of TrustGraph's own backends
 }

@@ -48,6 +48,7 @@ var expectations = map[string][]string{
 	"duplicates":                 {"D3", "G1"},
 	"drops-empty-properties":     {"D1"},
 	"shared-fans-out":            {"G1", "G3"},
+	"standby-members":            {"G4"},
 	"accepts-invalid-topics":     {"L4"},
 	"exists-swallows-errors":     {"F4"},
 	"ack-unconfirmed":            {"F2"},

@@ -38,7 +38,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	htmlOut := fs.String("html", "reports/out/compare.html", "write the self-contained HTML page here (\"\" to skip)")
 	baselinePath := fs.String("baseline", "", "mark cells that differ from this baseline file")
 	gatePath := fs.String("gate", "", "gate against this baseline file: exit 1 on a new failure, newly skipped or missing spec")
-	backendsFlag := fs.String("backend", "", "comma-separated backends to gate (default: all in the baseline and the reports)")
+	backendsFlag := fs.String("backend", "", "comma-separated backends to gate, each required to have a report (default: all in the baseline and the reports)")
+	gateLevel := fs.String("gate-level", "should", "lowest level whose regressions block the gate: should (every regression) or must (only MUST behaviours'; SHOULD ones are reported)")
+	allBackends := fs.Bool("all-backends", false, "gate: every baseline backend must have a report, even one no run selected (CI over per-backend jobs)")
 	writeBaseline := fs.String("write-baseline", "", "write the current results as the accepted baseline to this file (keeps notes)")
 	withCatalogue := fs.Bool("catalogue", true, "when the reports carry catalogue IDs: title rows after the catalogue (specs/catalogue) and list every behaviour, those no run reported as not run")
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
@@ -180,7 +182,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 				only = append(only, b)
 			}
 		}
-		g := reports.Gate(m, baseline, only)
+		opts := reports.GateOptions{Only: only, AllBackends: *allBackends}
+		switch strings.ToLower(*gateLevel) {
+		case "should", "":
+		case "must":
+			opts.Level = catalogue.MUST
+		default:
+			return fail(fmt.Errorf("-gate-level %q: want must or should", *gateLevel))
+		}
+		g := reports.GateWith(m, baseline, opts)
 		fmt.Fprint(stdout, "\n"+g.Report())
 		if g.Failed() {
 			return 1

@@ -14,7 +14,11 @@ The worked example is pubsub_adapter/memory.py, the port of backends/memory.
 """
 
 from .adapter import (  # noqa: F401
+    CAP_BINARY_PAYLOADS,
+    CAP_LOAD_SHARING,
+    CAP_MODE_OVERRIDE,
     CAP_RETENTION_EXPIRY,
+    CAP_RETENTION_READ_BACK,
     CAP_TRANSIENT_REDELIVERY,
     CAP_TRANSIENT_REPLAY,
     Backend,

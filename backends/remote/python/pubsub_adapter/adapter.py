@@ -31,7 +31,8 @@ Deadlines
 Every call gets ``timeout``: the seconds left before the harness's deadline
 for that call, less a margin (10 %, at most 50 ms) for the answer to reach
 the harness in time (always > 0). A method still running at the deadline is
-named on stderr.
+named on stderr with the stack it was at (the abandoned thread's, or the
+coroutine's before it is cancelled).
 A method must return or raise ``Timeout`` within it. The harness enforces the
 deadline on its side too: a method that overruns it is a failed spec, never a
 hung run.
@@ -89,12 +90,20 @@ __all__ = [
     "CAP_TRANSIENT_REDELIVERY",
     "CAP_TRANSIENT_REPLAY",
     "CAP_RETENTION_EXPIRY",
+    "CAP_BINARY_PAYLOADS",
+    "CAP_RETENTION_READ_BACK",
+    "CAP_MODE_OVERRIDE",
+    "CAP_LOAD_SHARING",
 ]
 
 # Capabilities a backend may declare it lacks (backends.Capability).
 CAP_TRANSIENT_REDELIVERY = "transient-redelivery"
 CAP_TRANSIENT_REPLAY = "transient-replay"
 CAP_RETENTION_EXPIRY = "retention-expiry"
+CAP_BINARY_PAYLOADS = "binary-payloads"          # payloads that are not UTF-8 arrive intact
+CAP_RETENTION_READ_BACK = "retention-read-back"  # Backend.retention reads the broker's value
+CAP_MODE_OVERRIDE = "mode-override"              # the mode argument overrides the class's
+CAP_LOAD_SHARING = "load-sharing"                # competing consumers share a subscription's messages
 
 
 class Position(enum.Enum):

@@ -15,9 +15,11 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
+import io
 import itertools
 import os
 import sys
+import threading
 import traceback
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -135,37 +137,56 @@ class Servicer(pb_grpc.AdapterServicer):
     async def _run(self, context, fn, *args, timeout: bool = True, **kwargs):
         budget, wait = self._budget(context)
         cf = None
+        ran_in: Dict[str, int] = {}  # the worker thread's ident, for its stack at the deadline
         if timeout:
             kwargs["timeout"] = budget
         if inspect.iscoroutinefunction(fn):
-            coro = fn(*args, **kwargs)
+            fut = asyncio.ensure_future(fn(*args, **kwargs))
         else:
-            cf = self.pool.submit(functools.partial(fn, *args, **kwargs))
-            coro = asyncio.wrap_future(cf)
+            call = functools.partial(fn, *args, **kwargs)
+
+            def in_thread():
+                ran_in["ident"] = threading.get_ident()
+                return call()
+
+            cf = self.pool.submit(in_thread)
+            fut = asyncio.wrap_future(cf)
         name = getattr(fn, "__qualname__", fn)
 
         def overran(why: str) -> None:
-            # Say on stderr (attached to the spec) what was still running at the deadline.
+            # Say on stderr (attached to the spec) what was still running at the deadline, and
+            # where: the stack of the abandoned thread, or of the coroutine before it is cancelled.
             if cf is not None and not cf.done():
                 cf.add_done_callback(functools.partial(_late, fn))
                 what = "abandoned (a thread cannot be cancelled)"
+                frame = sys._current_frames().get(ran_in.get("ident", -1))
+                stack = "".join(traceback.format_stack(frame)) if frame is not None else "  (not started yet: every worker thread was busy)\n"
             else:
                 what = "cancelled"
-            print(f"pubsub_adapter: {name} was still running at its deadline ({why}); {what}",
-                  file=sys.stderr, flush=True)
+                buf = io.StringIO()
+                if cf is None and not fut.done():
+                    fut.print_stack(file=buf)
+                stack = buf.getvalue()
+            print(f"pubsub_adapter: {name} was still running at its deadline ({why}); {what}; it was at:\n{stack}",
+                  file=sys.stderr, end="" if stack.endswith("\n") else "\n", flush=True)
 
         try:
-            return await asyncio.wait_for(coro, wait)
-        except asyncio.TimeoutError as e:
-            if cf is None or not cf.done():
-                overran(f"timeout {budget:.3f}s")
-            # wait_for's own timeout, or the author's code raised one: both are a timeout.
-            raise errors.Timeout(f"{name} did not return within its deadline ({budget:.3f}s)") from e
+            done, _ = await asyncio.wait({fut}, timeout=wait)
         except asyncio.CancelledError:
             # The harness gave up first (its deadline passed before this answer could reach it,
             # or it cancelled the call): grpc cancels this handler.
             overran("the harness gave up on the call first")
+            fut.cancel()
             raise
+        if not done:
+            overran(f"timeout {budget:.3f}s")
+            fut.cancel()
+            raise errors.Timeout(f"{name} did not return within its deadline ({budget:.3f}s)")
+        try:
+            return fut.result()
+        except asyncio.TimeoutError as e:
+            # The author's code raised a timeout: that is a timeout too.
+            raise errors.Timeout(f"{name} did not return within its deadline ({budget:.3f}s)") from e
 
     def _backend(self, h: int):
         b = self.backends.get(h)

@@ -44,7 +44,7 @@ from importlib.metadata import version as dist_version
 from typing import Any, Optional
 
 import pubsub_adapter
-from pubsub_adapter import (CAP_RETENTION_EXPIRY, CAP_TRANSIENT_REDELIVERY, CAP_TRANSIENT_REPLAY,
+from pubsub_adapter import (CAP_TRANSIENT_REDELIVERY, CAP_TRANSIENT_REPLAY,
                             Config, Delivery, Mode, Position, errors)
 
 from . import common
@@ -132,7 +132,7 @@ class Backend(common.TopicAdmin, pubsub_adapter.Backend):
         self._b = tg_backend
 
     def unsupported(self):
-        out = {CAP_RETENTION_EXPIRY: common.NO_RETENTION_PARAM}
+        out = common.api_fit(self._kind)
         if self._kind == "pulsar":
             out[CAP_TRANSIENT_REDELIVERY] = TRANSIENT_PULSAR
             out[CAP_TRANSIENT_REPLAY] = REPLAY_PULSAR

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 from pubsub_adapter import Delivery, Mode, errors
+from pubsub_adapter import (CAP_BINARY_PAYLOADS, CAP_LOAD_SHARING, CAP_MODE_OVERRIDE,
+                            CAP_RETENTION_EXPIRY, CAP_RETENTION_READ_BACK)
 from pubsub_adapter.topics import default_mode, default_retention
 
 
@@ -120,6 +122,37 @@ def check_retention(topic: str, retention: Optional[float], overrides: Mapping[s
 NO_RETENTION_READ = (
     "TrustGraph has no call that reads a topic's retention back from the broker: its "
     "backends expose create_topic, delete_topic, topic_exists and ensure_topic only")
+
+NO_BINARY = (
+    "TrustGraph's messages are dataclasses serialised as JSON (serialization.dataclass_to_dict "
+    "decodes a bytes field as UTF-8): a payload that is not valid UTF-8 cannot be expressed")
+
+NO_MODE_OPTION = (
+    "TrustGraph's create_consumer(topic, subscription, schema, initial_position) has no "
+    "subscription-mode option: the topic class decides (flow and request shared, response and "
+    "notify one subscription per subscriber), so a mode other than the class's cannot be asked for")
+
+ONE_PARTITION = (
+    "TrustGraph's Kafka backend creates every topic with num_partitions=1 "
+    "(docs/tech-specs/kafka-backend.md: \"Parallelism comes from multiple topics and multiple "
+    "services, not from partitioning within a topic.\"): a consumer group assigns the one "
+    "partition to one member, so the other consumers of a subscription receive nothing while it lives")
+
+
+def api_fit(kind: str) -> dict:
+    """The capabilities TrustGraph's API (or, for Kafka, its one-partition topics) cannot
+    express, with the reason: declared Unsupported so the specs that need them skip with it
+    instead of reporting TrustGraph's design as a defect. No workaround is attempted."""
+    out = {
+        CAP_BINARY_PAYLOADS: NO_BINARY,
+        CAP_RETENTION_READ_BACK: NO_RETENTION_READ,
+        CAP_MODE_OVERRIDE: NO_MODE_OPTION,
+        CAP_RETENTION_EXPIRY: NO_RETENTION_PARAM,
+    }
+    if kind == "kafka":
+        out[CAP_LOAD_SHARING] = ONE_PARTITION
+    return out
+
 
 NO_RETENTION_PARAM = (
     "TrustGraph's create_topic(topic) takes no retention: a short retention override cannot be "

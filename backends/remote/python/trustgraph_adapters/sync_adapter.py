@@ -36,7 +36,7 @@ from importlib.metadata import version as dist_version
 from typing import Any, Optional
 
 import pubsub_adapter
-from pubsub_adapter import CAP_RETENTION_EXPIRY, Config, Delivery, Mode, Position, errors
+from pubsub_adapter import Config, Delivery, Mode, Position, errors
 
 from . import common
 
@@ -103,7 +103,7 @@ class Backend(common.TopicAdmin, pubsub_adapter.Backend):
         self._b = tg_backend
 
     def unsupported(self):
-        return {CAP_RETENTION_EXPIRY: common.NO_RETENTION_PARAM}
+        return common.api_fit("kafka")  # 2.8.1's synchronous backend is Kafka's only
 
     async def producer(self, topic: str, *, timeout: float):
         try:
