@@ -28,11 +28,11 @@ const (
 	// Duplicate: one subscription received a message again with nothing the contract names as
 	// a cause of redelivery: no nack (C-NACK-1), no close or kill of the consumer that held it
 	// (C-ACK-1, C-CLOSE-1), no change of the subscription's members (a rebalance hands the
-	// unacknowledged messages of a leaving or joining member to another), no second Send of it
-	// (C-SEND-3), no fault (Policy.Faults).
+	// unacknowledged messages of a leaving or joining member to another), no second or failed
+	// Send of it (C-SEND-3), no fault (Policy.Faults).
 	Duplicate Anomaly = "unexpected duplicate"
 	// AckedRedelivered: a subscription received a message again after an Ack of an earlier
-	// delivery of it returned nil (C-ACK-2), the message having been sent once.
+	// delivery of it returned nil (C-ACK-2), the message having been sent once, successfully.
 	AckedRedelivered Anomaly = "redelivery of an acked message"
 	// NackNotRedelivered: a Nack returned nil and the subscription, read for longer than
 	// Policy.NackWithin after it, never received the message again (C-NACK-1).
@@ -276,8 +276,14 @@ func (h *hist) okSend(key, topic string) (Op, bool) {
 	return Op{}, false
 }
 
-// sentOnce reports whether key was sent exactly once (one Send call, any result).
-func (h *hist) sentOnce(key string) bool { return len(h.sends[key]) == 1 }
+// sentOnce reports whether key was sent exactly once: one Send call, and it returned nil. A
+// message sent twice may arrive twice, and one whose Send failed may be in the log any number
+// of times (C-SEND-3: a Send that timed out or failed on a broken connection may have reached
+// the broker; the client library may have written it more than once while retrying), so the
+// duplicate and acked-redelivery checkers judge only messages sent once.
+func (h *hist) sentOnce(key string) bool {
+	return len(h.sends[key]) == 1 && h.sends[key][0].Err == nil
+}
 
 // firstSendStart is when the first Send of key started.
 func (h *hist) firstSendStart(key string) time.Time { return h.sends[key][0].Start }
@@ -377,7 +383,7 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 		for _, k := range sortedKeys(s.got) {
 			ds := s.got[k]
 			if len(ds) < 2 || !h.sentOnce(k) {
-				continue // C-SEND-3: a message sent twice may arrive twice
+				continue // C-SEND-3
 			}
 			for i := 1; i < len(ds); i++ {
 				di := ds[i]

@@ -200,6 +200,15 @@ func TestDuplicateAllowances(t *testing.T) {
 		recv("c1", "m1", "d1b", 60, 70)
 	none(t, sentTwice.check(DefaultPolicy()))
 
+	// One Send that timed out: the client may have written it twice while retrying.
+	failedSend := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, backends.ErrTimeout).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		recv("c1", "m1", "d1b", 60, 70)
+	none(t, failedSend.check(DefaultPolicy()))
+
 	p := DefaultPolicy()
 	p.Faults = true
 	none(t, dupHistory().check(p))
