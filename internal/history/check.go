@@ -68,12 +68,16 @@ type Policy struct {
 	Grace time.Duration
 	// Order judges per-producer order (Reordered).
 	Order bool
+	// AckCrashBound: an Ack may return before the broker stored it, and a message acked less
+	// than this long before its consumer's process died (no Close) may come again (the
+	// contract's at-least-once crash allowance, C-ACK-6, backends.AckCrashBound on main).
+	AckCrashBound time.Duration
 }
 
 // DefaultPolicy is the policy of a fault-free history of a backend with every capability.
 func DefaultPolicy() Policy {
 	return Policy{TransientReplay: true, TransientRedelivery: true,
-		NackWithin: 30 * time.Second, Grace: 3 * time.Second, Order: true}
+		NackWithin: 30 * time.Second, Grace: 3 * time.Second, Order: true, AckCrashBound: time.Second}
 }
 
 // PolicyFor is DefaultPolicy with b's declared capabilities (backends.Backend.Unsupported).
@@ -157,6 +161,7 @@ func Report(origin time.Time, fs []Finding, perAnomaly int) string {
 type consumerInfo struct {
 	open   Op
 	closed time.Time // start of its Close, Kill or its client's Close; zero while open
+	killed time.Time // when its client was killed (backends.Killer), zero if never
 	sub    *subInfo
 }
 
@@ -190,6 +195,7 @@ func model(ops []Op) *hist {
 	subs := map[string]*subInfo{}
 	epoch := map[string]int{} // topic -> successful deletes so far
 	clientClosed := map[string]time.Time{}
+	clientKilled := map[string]time.Time{}
 	for _, op := range ops {
 		switch op.Kind {
 		case DeleteTopic:
@@ -197,6 +203,9 @@ func model(ops []Op) *hist {
 				epoch[op.Topic]++
 			}
 		case CloseBackend, Kill:
+			if _, ok := clientKilled[op.Client]; !ok && op.Kind == Kill {
+				clientKilled[op.Client] = op.Start
+			}
 			if _, ok := clientClosed[op.Client]; !ok {
 				clientClosed[op.Client] = op.Start
 			}
@@ -254,6 +263,9 @@ func model(ops []Op) *hist {
 		}
 	}
 	for _, c := range h.consumers {
+		if t, ok := clientKilled[c.open.Client]; ok && (c.closed.IsZero() || !c.closed.Before(t)) {
+			c.killed = t // killed while still open: a crash, no Close
+		}
 		if t, ok := clientClosed[c.open.Client]; ok && (c.closed.IsZero() || t.Before(c.closed)) {
 			c.closed = t
 		}
@@ -393,6 +405,10 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 				for j := 0; j < i && !explained; j++ {
 					dj := ds[j]
 					if a, ok := h.ackedBefore(dj, di.Start); ok {
+						if h.crashedSoonAfter(dj, a, di, p) {
+							explained = true // C-ACK-6
+							continue
+						}
 						if acked == nil {
 							acked, ackedDelivery = &a, dj
 						}
@@ -415,6 +431,13 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 		}
 	}
 	return out
+}
+
+// crashedSoonAfter reports whether the consumer that acked earlier (with ack) died without a
+// Close less than p.AckCrashBound after the Ack returned, before later was received.
+func (h *hist) crashedSoonAfter(earlier, ack, later Op, p Policy) bool {
+	c := h.consumers[earlier.Handle]
+	return c != nil && !c.killed.IsZero() && c.killed.Before(later.End) && c.killed.Sub(ack.End) < p.AckCrashBound
 }
 
 // redeliveryCause reports whether the contract lets earlier (not acknowledged) come again as

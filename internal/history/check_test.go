@@ -238,6 +238,26 @@ func TestAckedRedelivered(t *testing.T) {
 	only(t, b.check(p), AckedRedelivered, 1)
 }
 
+func TestAckedRedeliveredAfterACrash(t *testing.T) {
+	crash := func(ackToKill int) *builder {
+		b := newBuilder().
+			consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+			send("p1", flow, "m1", 20, 30, nil).
+			recv("c1", "m1", "d1", 40, 50).
+			settle(Ack, "c1", "m1", "d1", 51, 52)
+		b.add(Op{Kind: Kill}, 52+ackToKill, 52+ackToKill)
+		b.ops[len(b.ops)-1].Client = "x#1" // the consumer's client dies
+		b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 52+ackToKill+1, 52+ackToKill+2)
+		b.ops[len(b.ops)-1].Client = "y#1"
+		b.subs["c2"] = b.ops[len(b.ops)-1]
+		b.recv("c2", "m1", "d1b", 52+ackToKill+3, 52+ackToKill+4)
+		b.ops[len(b.ops)-1].Client = "y#1"
+		return b
+	}
+	none(t, crash(500).check(DefaultPolicy()))                       // acked 0.5 s before the crash: may come again
+	only(t, crash(5000).check(DefaultPolicy()), AckedRedelivered, 1) // acked 5 s before: in force
+}
+
 func TestAckedRedeliveredNotWhileAckInFlight(t *testing.T) {
 	// The Ack had not returned when the second Receive started; the close explains it.
 	none(t, newBuilder().
