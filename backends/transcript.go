@@ -5,8 +5,10 @@ package backends
 
 // Transcriber is implemented by backends that record the contract calls made on them and on
 // what they handed out (the out-of-process adapters of backends/remote): call, arguments
-// summarised, result, timestamps. The suite attaches Transcript() to a spec that failed, as the
-// history a reader needs to see why. Safe to call concurrently with the recorded calls.
+// summarised, result, timestamps, as they reached the adapter. For a user of such a backend
+// outside the suite (a go test, a debugging session); the suite records every client, Go or
+// adapter, through its own decorator (internal/history) and attaches that history to a spec
+// that failed instead. Safe to call concurrently with the recorded calls.
 type Transcriber interface {
 	Transcript() string
 }

@@ -91,6 +91,7 @@ func acksOutOfOrder(env *Env) {
 				rounds, workers, len(lost), n, show(lost), final.describe())
 			Expect(ackedAgain).To(BeEmpty(),
 				"%d messages acked (out of order) in one round came again after the reopen: %s", len(ackedAgain), show(ackedAgain))
+			checkHistory(b, false)
 		}, SpecTimeout(3*time.Minute))
 	})
 }

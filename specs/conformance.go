@@ -12,6 +12,10 @@ import (
 // run. It returns true so it can initialise a package-level var.
 func Conformance(env *Env) bool {
 	Describe(fmt.Sprintf("pub/sub conformance of %s", env.Backend), Label("backend:"+env.Backend), func() {
+		// Why: every client a spec opens records into the spec's history (RecordClient); a
+		// failed spec attaches it, and the specs that move many messages check it.
+		BeforeEach(beginHistory)
+
 		// Why: a failed spec is diagnosed from the broker side too; attach the log tail.
 		AfterEach(func(_ SpecContext) {
 			if !CurrentSpecReport().Failed() || env.BrokerLog == nil {

@@ -98,6 +98,7 @@ func delivery(env *Env) {
 				Expect(ids).NotTo(HaveKey(d.ID), "Delivery.ID %q was given to %s and %s: IDs must be unique within a consumer", d.ID, ids[d.ID], brief(d.Payload))
 				ids[d.ID] = string(d.Payload)
 			}
+			checkHistory(b, false)
 		}, SpecTimeout(3*time.Minute))
 
 		Behaviour("D4", func(ctx SpecContext) {

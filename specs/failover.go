@@ -365,6 +365,7 @@ func failover(env *Env) {
 			AddReportEntry("F5 read back", fmt.Sprintf("%d confirmed Sends, %d distinct delivered, %d duplicate deliveries", len(want), len(got), dups))
 			lost := missing(want, got)
 			if len(lost) == 0 {
+				checkHistory(clients[0], true)
 				return
 			}
 			// Lost, or only missed by the consumer that lived through the failover? A fresh

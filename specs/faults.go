@@ -136,7 +136,8 @@ func networkCutSpecs(area *faultArea) {
 	Behaviour("F1", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
-		c, p := roundTripBeforeCut(ctx, openFaulty(ctx, fb), "f1", tl)
+		b := openFaulty(ctx, fb)
+		c, p := roundTripBeforeCut(ctx, b, "f1", tl)
 
 		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
 		tl.add("network CUT for %s", faultCut)
@@ -234,6 +235,7 @@ func networkCutSpecs(area *faultArea) {
 		Expect(missing(want, countStrings(got))).To(BeEmpty(),
 			"the consumer that waited through the cut must receive what was sent during it and after the heal; got %s;\n%s", show(got), tl)
 		Expect(got).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
+		checkHistory(b, true)
 	}, SpecTimeout(3*time.Minute))
 
 	// MUST end every call made while the network to the broker is cut - Consumer(),

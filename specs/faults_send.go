@@ -84,7 +84,8 @@ func sendsDuringCut(area *faultArea) {
 	Behaviour("F3", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
-		c, p := roundTripBeforeCut(ctx, openFaulty(ctx, fb), "f3", tl)
+		b := openFaulty(ctx, fb)
+		c, p := roundTripBeforeCut(ctx, b, "f3", tl)
 
 		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
 		cutAt := time.Now()
@@ -255,5 +256,6 @@ func sendsDuringCut(area *faultArea) {
 		}
 		Expect(problems).To(BeEmpty(),
 			"every Send made during the cut must end within its context, and every message whose Send returned nil must be delivered after the heal; %s; received %s;\n%s", tally, show(order), tl)
+		checkHistory(b, true)
 	}, SpecTimeout(2*time.Minute))
 }

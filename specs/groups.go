@@ -18,7 +18,10 @@ func groups(env *Env) {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
-		Behaviour("G1", func(ctx SpecContext) { competing(ctx, b, false, competingN, nil) }, SpecTimeout(specTimeout))
+		Behaviour("G1", func(ctx SpecContext) {
+			competing(ctx, b, false, competingN, nil)
+			checkHistory(b, false)
+		}, SpecTimeout(specTimeout))
 
 		BehaviourTable("G2",
 			func(ctx SpecContext, cl backends.Class, opts []backends.ConsumerOption) {
@@ -88,6 +91,7 @@ func groups(env *Env) {
 				Expect(duplicated(union)).To(BeEmpty(),
 					"within subscription %s each message must reach one consumer; per consumer: %s", name, perConsumer(per[s]))
 			}
+			checkHistory(b, false)
 		}, SpecTimeout(specTimeout))
 
 		Behaviour("G4", func(ctx SpecContext) { loadSharing(ctx, b) }, SpecTimeout(specTimeout))

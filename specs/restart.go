@@ -101,6 +101,7 @@ func restart(env *Env) {
 			Expect(missing(want, counts(got))).To(BeEmpty(),
 				"after %d consumer restarts, %d of %d messages never arrived (duplicates are allowed); last loop: %s",
 				restarts, len(missing(want, counts(got))), n, r.describe())
+			checkHistory(b, false)
 		}, SpecTimeout(3*time.Minute))
 
 		Behaviour("R5", startEarly, func(ctx SpecContext) {

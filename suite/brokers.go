@@ -111,7 +111,7 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 				if err != nil {
 					return nil, err
 				}
-				return backends.Open(ctx, cfg)
+				return openClient(ctx, cfg, "an auth-enabled broker")
 			}
 		}
 		return specs.AuthTarget{Good: open(good), Bad: open(bad), Stop: stop}, nil
@@ -160,12 +160,13 @@ func privateBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Sha
 		return nil, fmt.Errorf("start private %s: %w", kind, err)
 	}
 	progress("private %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	return &realPrivate{b: b, name: name}, nil
+	return &realPrivate{b: b, name: name, where: "a private broker"}, nil
 }
 
 type realPrivate struct {
-	b    fixtures.Broker
-	name string
+	b     fixtures.Broker
+	name  string
+	where string // what its clients' histories say they reach
 }
 
 func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
@@ -173,7 +174,7 @@ func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backends.Open(ctx, cfg)
+	return openClient(ctx, cfg, r.where)
 }
 
 func (r *realPrivate) Restart(ctx context.Context) error {
@@ -210,7 +211,7 @@ func faultyBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shar
 		return nil, specs.Unavailable("the %s provider's brokers cannot be cut (no fixtures.Faults)", p.Name())
 	}
 	progress("private %s behind a fault proxy ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	return &realFaulty{realPrivate: realPrivate{b: b, name: name}, f: f}, nil
+	return &realFaulty{realPrivate: realPrivate{b: b, name: name, where: "a private broker behind a fault proxy"}, f: f}, nil
 }
 
 type realFaulty struct {
@@ -267,7 +268,7 @@ func (r *realCluster) Open(ctx context.Context) (backends.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backends.Open(ctx, cfg)
+	return openClient(ctx, cfg, "a cluster")
 }
 
 // Leader finds the broker topic a client made of the contract topic - the cluster's one topic

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/internal/brief"
 	"github.com/pubsub-conformance/harness/specs"
@@ -32,14 +30,7 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		if err != nil {
 			return nil, err
 		}
-		// Client logs (KAFKA_DEBUG, the Pulsar client's log) go to the spec's own output, which
-		// Ginkgo shows when the spec fails (or with -v).
-		cfg.Log = ginkgo.GinkgoWriter
-		b, err := backends.Open(ctx, cfg)
-		if err == nil {
-			attachTranscript(b)
-		}
-		return b, err
+		return openClient(ctx, cfg, "the run's broker")
 	}
 	env.RetentionFor = func(c backends.Class) time.Duration {
 		cfg, err := config()
@@ -142,7 +133,7 @@ func openKillable(ctx context.Context, name string) (backends.Backend, interface
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := backends.Open(ctx, cfg)
+	b, err := openClient(ctx, cfg, "the consumer to crash")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +163,7 @@ func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backends.Open(ctx, cfg)
+	return openClient(ctx, cfg, "a private in-process instance")
 }
 func (p *inProcessPrivate) Restart(context.Context) error { p.inst.Restart(); return nil }
 func (p *inProcessPrivate) Stop(context.Context) error    { p.inst.Close(); return nil }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/pubsub-conformance/harness/backends"
 )
 
@@ -26,20 +24,4 @@ func PrepareBackends(ctx context.Context, names []string, progress func(string, 
 		progress("%s ready (%s)", n, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
-}
-
-// attachTranscript makes a spec that fails attach the contract transcript of b, when b keeps
-// one (backends.Transcriber: the out-of-process adapters). Called from Env.Open, which specs
-// call inside their nodes; the cleanup is registered after the spec's own (deferred) Close of
-// b, so it runs after it and the transcript includes the closes.
-func attachTranscript(b backends.Backend) {
-	t, ok := backends.FindTranscriber(b)
-	if !ok {
-		return
-	}
-	ginkgo.DeferCleanup(func() {
-		if ginkgo.CurrentSpecReport().Failed() {
-			ginkgo.AddReportEntry("contract transcript of "+b.Name(), ginkgo.ReportEntryVisibilityFailureOrVerbose, t.Transcript())
-		}
-	})
 }

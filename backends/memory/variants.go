@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/mutants"
@@ -97,12 +98,64 @@ func init() {
 			},
 		},
 		mutants.Variant{
+			// Written so that no spec's own assertion sees it: F3 only counts what its
+			// failed Sends delivered, and F1 retries its Sends itself (a message sent twice
+			// may arrive twice). The history checkers see a message sent once, acked, and
+			// delivered again.
+			Name:    "send-retry-duplicates",
+			Catches: []string{"F3"},
+			Defect:  "Send retries through a broken connection and the broker kept the attempt that failed: a message whose one Send returned nil is in the log twice",
+			Bases:   []string{Name},
+			Wrap:    func(b backends.Backend) backends.Backend { return &retryDuplicates{Backend: b} },
+		},
+		mutants.Variant{
 			Name:   "accepts-invalid-topics",
 			Defect: "invalid topic strings are silently mapped to a flow topic instead of rejected",
 			Bases:  []string{Name},
 			Wrap:   func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
 		},
 	)
+}
+
+// retryDuplicates retries a Send that failed for want of the broker, every 100 ms within its
+// context, and when a retry succeeds writes the message once more: the failed attempt that
+// "had reached the broker".
+type retryDuplicates struct{ backends.Backend }
+
+func (b *retryDuplicates) Unwrap() backends.Backend { return b.Backend }
+
+func (b *retryDuplicates) Producer(ctx context.Context, topic string) (backends.Producer, error) {
+	p, err := b.Backend.Producer(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	return &retryDuplicatesProducer{Producer: p}, nil
+}
+
+type retryDuplicatesProducer struct{ backends.Producer }
+
+func (p *retryDuplicatesProducer) Send(ctx context.Context, m backends.Message) error {
+	failed := false
+	retry := time.NewTicker(100 * time.Millisecond) // the defect's retry pacing
+	defer retry.Stop()
+	for {
+		err := p.Producer.Send(ctx, m)
+		switch {
+		case err == nil:
+			if failed {
+				_ = p.Producer.Send(ctx, m)
+			}
+			return nil
+		case !errors.Is(err, backends.ErrUnavailable):
+			return err
+		}
+		failed = true
+		select {
+		case <-ctx.Done():
+			return backends.CtxErr(ctx, "send")
+		case <-retry.C:
+		}
+	}
 }
 
 type plainTimeout struct{ backends.Consumer }

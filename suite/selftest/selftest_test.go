@@ -57,6 +57,7 @@ var expectations = map[string][]string{
 	"acks-on-close-only":         {"R8"},
 	"acks-unflushed-on-close":    {"A4"},
 	"ack-through-fixed-on-close": {"R7"},
+	"send-retry-duplicates":      {"F3"},
 }
 
 func TestBrokenReferenceVariantsFailTheirSpecs(t *testing.T) {

@@ -1,0 +1,416 @@
+package history
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pubsub-conformance/harness/backends"
+)
+
+// builder makes hand-made histories: times are milliseconds from an origin.
+type builder struct {
+	origin time.Time
+	ops    []Op
+	subs   map[string]Op // consumer handle -> its NewConsumer
+}
+
+func newBuilder() *builder {
+	return &builder{origin: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), subs: map[string]Op{}}
+}
+
+func (b *builder) ms(n int) time.Time { return b.origin.Add(time.Duration(n) * time.Millisecond) }
+
+func (b *builder) add(op Op, start, end int) *builder {
+	op.Seq = len(b.ops) + 1
+	op.Client = "x#1"
+	op.Start, op.End = b.ms(start), b.ms(end)
+	b.ops = append(b.ops, op)
+	return b
+}
+
+const flow = "flow:tg:t"
+
+func (b *builder) consumer(h, topic, sub string, pos backends.Position, mode backends.Mode, start, end int) *builder {
+	op := Op{Kind: NewConsumer, Handle: h, Topic: topic, Subscription: sub, Position: pos, Mode: mode}
+	b.subs[h] = op
+	return b.add(op, start, end)
+}
+
+func (b *builder) send(p, topic, key string, start, end int, err error) *builder {
+	return b.add(Op{Kind: Send, Handle: p, Topic: topic, Key: key, Err: err}, start, end)
+}
+
+func (b *builder) recv(c, key, id string, start, end int) *builder {
+	s := b.subs[c]
+	return b.add(Op{Kind: Receive, Handle: c, Topic: s.Topic, Subscription: s.Subscription, Key: key, Delivery: id}, start, end)
+}
+
+func (b *builder) recvTimeout(c string, start, end, deadline int) *builder {
+	s := b.subs[c]
+	b.add(Op{Kind: Receive, Handle: c, Topic: s.Topic, Subscription: s.Subscription, Err: backends.ErrTimeout}, start, end)
+	b.ops[len(b.ops)-1].Deadline = b.ms(deadline)
+	return b
+}
+
+func (b *builder) settle(kind Kind, c, key, id string, start, end int) *builder {
+	s := b.subs[c]
+	return b.add(Op{Kind: kind, Handle: c, Topic: s.Topic, Subscription: s.Subscription, Key: key, Delivery: id}, start, end)
+}
+
+func (b *builder) close(c string, start, end int) *builder {
+	s := b.subs[c]
+	return b.add(Op{Kind: CloseConsumer, Handle: c, Topic: s.Topic, Subscription: s.Subscription}, start, end)
+}
+
+func (b *builder) check(p Policy) []Finding { return Check(b.ops, p) }
+
+func only(t *testing.T, fs []Finding, want Anomaly, n int) {
+	t.Helper()
+	got := 0
+	for _, f := range fs {
+		if f.Anomaly == want {
+			got++
+		} else {
+			t.Errorf("unexpected finding: %s", f)
+		}
+	}
+	if got != n {
+		t.Errorf("%d findings of %q, want %d:\n%s", got, want, n, Report(time.Time{}, fs, 10))
+	}
+}
+
+func none(t *testing.T, fs []Finding) {
+	t.Helper()
+	if len(fs) > 0 {
+		t.Errorf("want no findings:\n%s", Report(time.Time{}, fs, 10))
+	}
+}
+
+// A subscription live before two sends, which receives only the second.
+func lostHistory() *builder {
+	return newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p2", flow, "m2", 40, 50, nil).
+		recv("c1", "m2", "d2", 60, 70)
+}
+
+func TestLost(t *testing.T) {
+	only(t, lostHistory().check(DefaultPolicy()), Lost, 1)
+}
+
+func TestLostNotWhenReceivedOrUnseenOrUnobliged(t *testing.T) {
+	// Received, in any order.
+	none(t, lostHistory().recv("c1", "m1", "d1", 80, 90).check(DefaultPolicy()))
+	// Unseen only: nothing sent after m1 was read, so the history may just have stopped early.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m0", 15, 18, nil).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m0", "d0", 60, 70).check(DefaultPolicy()))
+	// A Send that failed obliges nobody (C-SEND-3 lets it arrive or not).
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, backends.ErrTimeout).
+		send("p1", flow, "m2", 40, 50, nil).
+		recv("c1", "m2", "d2", 60, 70).check(DefaultPolicy()))
+	// Sent while the latest subscription's Consumer call was still running: not obliged.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 25).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 40, 50, nil).
+		recv("c1", "m2", "d2", 60, 70).check(DefaultPolicy()))
+}
+
+func TestLostOnEarliestSubscriptionCreatedLater(t *testing.T) {
+	fs := newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		send("p1", flow, "m2", 20, 30, nil).
+		consumer("c1", flow, "s", backends.Earliest, backends.Shared, 40, 50).
+		recv("c1", "m2", "d2", 60, 70).check(DefaultPolicy())
+	only(t, fs, Lost, 1)
+	// A latest subscription opened after both sends is obliged to neither.
+	none(t, newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		send("p1", flow, "m2", 60, 70, nil).
+		recv("c1", "m2", "d2", 80, 90).check(DefaultPolicy()))
+}
+
+func TestLostTransientWithoutReplay(t *testing.T) {
+	const notify = "notify:tg:n"
+	b := newBuilder().
+		consumer("c1", notify, "s", backends.Latest, backends.Unique, 0, 10).
+		close("c1", 12, 14).
+		send("p1", notify, "m1", 20, 30, nil).
+		consumer("c2", notify, "s", backends.Latest, backends.Shared, 32, 34)
+	b.subs["c2"] = Op{Kind: NewConsumer, Handle: "c2", Topic: notify, Subscription: "s"}
+	b.send("p1", notify, "m2", 40, 50, nil).recv("c2", "m2", "d2", 60, 70)
+	p := DefaultPolicy()
+	p.TransientReplay = false
+	none(t, b.check(p)) // c1 was gone when m1 was sent: nothing kept for it (C-CAP-2)
+}
+
+func dupHistory() *builder {
+	return newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c1", "m1", "d1b", 60, 70)
+}
+
+func TestDuplicate(t *testing.T) {
+	only(t, dupHistory().check(DefaultPolicy()), Duplicate, 1)
+}
+
+func TestDuplicateAllowances(t *testing.T) {
+	nack := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recv("c1", "m1", "d1b", 60, 70)
+	none(t, nack.check(DefaultPolicy()))
+
+	reopen := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		close("c1", 52, 54).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 55, 58).
+		recv("c2", "m1", "d1b", 60, 70)
+	none(t, reopen.check(DefaultPolicy()))
+
+	rebalance := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 52, 58).
+		recv("c1", "m1", "d1b", 60, 70)
+	none(t, rebalance.check(DefaultPolicy()))
+
+	sentTwice := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, backends.ErrTimeout).
+		send("p1", flow, "m1", 32, 38, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		recv("c1", "m1", "d1b", 60, 70)
+	none(t, sentTwice.check(DefaultPolicy()))
+
+	// One Send that timed out: the client may have written it twice while retrying.
+	failedSend := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, backends.ErrTimeout).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		recv("c1", "m1", "d1b", 60, 70)
+	none(t, failedSend.check(DefaultPolicy()))
+
+	p := DefaultPolicy()
+	p.Faults = true
+	none(t, dupHistory().check(p))
+
+	// Two unique subscriptions each get it once: fan-out, not a duplicate.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Unique, 0, 10).
+		consumer("c2", flow, "s", backends.Latest, backends.Unique, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c2", "m1", "d1", 40, 50).check(DefaultPolicy()))
+}
+
+func TestAckedRedelivered(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		close("c1", 53, 54).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 55, 58).
+		recv("c2", "m1", "d1b", 60, 70)
+	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
+	// Even under faults: an acknowledged message stays acknowledged (F1 asserts it too).
+	p := DefaultPolicy()
+	p.Faults = true
+	only(t, b.check(p), AckedRedelivered, 1)
+}
+
+func TestAckedRedeliveredAfterACrash(t *testing.T) {
+	crash := func(ackToKill int) *builder {
+		b := newBuilder().
+			consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+			send("p1", flow, "m1", 20, 30, nil).
+			recv("c1", "m1", "d1", 40, 50).
+			settle(Ack, "c1", "m1", "d1", 51, 52)
+		b.add(Op{Kind: Kill}, 52+ackToKill, 52+ackToKill)
+		b.ops[len(b.ops)-1].Client = "x#1" // the consumer's client dies
+		b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 52+ackToKill+1, 52+ackToKill+2)
+		b.ops[len(b.ops)-1].Client = "y#1"
+		b.subs["c2"] = b.ops[len(b.ops)-1]
+		b.recv("c2", "m1", "d1b", 52+ackToKill+3, 52+ackToKill+4)
+		b.ops[len(b.ops)-1].Client = "y#1"
+		return b
+	}
+	none(t, crash(500).check(DefaultPolicy()))                       // acked 0.5 s before the crash: may come again
+	only(t, crash(5000).check(DefaultPolicy()), AckedRedelivered, 1) // acked 5 s before: in force
+}
+
+func TestAckedRedeliveredNotWhileAckInFlight(t *testing.T) {
+	// The Ack had not returned when the second Receive started; the close explains it.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		close("c1", 51, 53).
+		settle(Ack, "c1", "m1", "d1", 51, 80).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 55, 58).
+		recv("c2", "m1", "d1b", 60, 70).check(DefaultPolicy()))
+	// A failed Ack leaves it unacknowledged.
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52)
+	b.ops[len(b.ops)-1].Err = backends.ErrUnavailable
+	b.close("c1", 53, 54).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 55, 58).
+		recv("c2", "m1", "d1b", 60, 70)
+	none(t, b.check(DefaultPolicy()))
+}
+
+func nackHistory(readUntil int) *builder {
+	return newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recvTimeout("c1", 60, readUntil, readUntil)
+}
+
+func TestNackNotRedelivered(t *testing.T) {
+	only(t, nackHistory(40_000).check(DefaultPolicy()), NackNotRedelivered, 1)
+}
+
+func TestNackNotRedeliveredNotWithinBoundOrRedelivered(t *testing.T) {
+	none(t, nackHistory(5_000).check(DefaultPolicy())) // not read long enough to tell
+	none(t, nackHistory(40_000).recv("c1", "m1", "d1b", 40_010, 40_020).check(DefaultPolicy()))
+	p := DefaultPolicy()
+	p.TransientRedelivery = false
+	b := newBuilder().
+		consumer("c1", "request:tg:r", "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", "request:tg:r", "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recvTimeout("c1", 60, 40_000, 40_000)
+	none(t, b.check(p)) // C-CAP-1
+}
+
+func TestWrongSubscriptionLatest(t *testing.T) {
+	fs := newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 20, 30).
+		recv("c1", "m1", "d1", 40, 50).check(DefaultPolicy())
+	only(t, fs, WrongSubscription, 1)
+	// Earliest may, and a Send still running when Consumer was called may go either way.
+	none(t, newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		consumer("c1", flow, "s", backends.Earliest, backends.Shared, 20, 30).
+		recv("c1", "m1", "d1", 40, 50).check(DefaultPolicy()))
+	none(t, newBuilder().
+		send("p1", flow, "m1", 0, 25, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 20, 30).
+		recv("c1", "m1", "d1", 40, 50).check(DefaultPolicy()))
+}
+
+func TestWrongSubscriptionOtherTopic(t *testing.T) {
+	fs := newBuilder().
+		consumer("c1", flow, "s", backends.Earliest, backends.Shared, 0, 10).
+		send("p1", "flow:tg:other", "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).check(DefaultPolicy())
+	only(t, fs, WrongSubscription, 1)
+}
+
+func orderHistory(first, second string) *builder {
+	return newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 40, nil).
+		recv("c1", first, "d1", 50, 60).
+		recv("c1", second, "d2", 61, 70)
+}
+
+func TestReordered(t *testing.T) {
+	only(t, orderHistory("m2", "m1").check(DefaultPolicy()), Reordered, 1)
+}
+
+func TestReorderedNotInOrderOrConcurrentOrFaulty(t *testing.T) {
+	none(t, orderHistory("m1", "m2").check(DefaultPolicy()))
+	// Concurrent sends (the second started before the first returned) have no order.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 25, 40, nil).
+		recv("c1", "m2", "d1", 50, 60).
+		recv("c1", "m1", "d2", 61, 70).check(DefaultPolicy()))
+	p := DefaultPolicy()
+	p.Faults = true
+	none(t, orderHistory("m2", "m1").check(p))
+	p = DefaultPolicy()
+	p.Order = false
+	none(t, orderHistory("m2", "m1").check(p))
+	// Two producers: no order between them.
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p2", flow, "m2", 31, 40, nil).
+		recv("c1", "m2", "d1", 50, 60).
+		recv("c1", "m1", "d2", 61, 70).check(DefaultPolicy()))
+}
+
+func TestLateReturn(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		recvTimeout("c1", 20, 10_000, 2_000)
+	only(t, b.check(DefaultPolicy()), LateReturn, 1)
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		recvTimeout("c1", 20, 2_500, 2_000).check(DefaultPolicy()))
+}
+
+func TestDeleteStartsAfresh(t *testing.T) {
+	// After DeleteTopic the old subscription name is a new subscription (C-TOP-3): a latest
+	// subscription of the same name opened after the delete must not get what was sent before.
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		close("c1", 31, 32).
+		add(Op{Kind: DeleteTopic, Topic: flow}, 33, 34).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c2", "m1", "d1", 60, 70)
+	only(t, b.check(DefaultPolicy()), WrongSubscription, 1)
+}
+
+func TestReportNamesAnomalyAndMessages(t *testing.T) {
+	fs := lostHistory().check(DefaultPolicy())
+	r := Report(time.Time{}, fs, 5)
+	for _, want := range []string{"1 lost", `"m1"`, "Send"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report lacks %q:\n%s", want, r)
+		}
+	}
+	if Report(time.Time{}, nil, 5) != "no anomalies" {
+		t.Error("empty report")
+	}
+}
+
+func TestPolicyFor(t *testing.T) {
+	p := PolicyFor(fakeBackend{u: map[backends.Capability]string{backends.CapTransientReplay: "keeps nothing"}})
+	if p.TransientReplay || !p.TransientRedelivery {
+		t.Errorf("PolicyFor: %+v", p)
+	}
+}
+
+var errBoom = errors.New("boom")

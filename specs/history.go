@@ -1,0 +1,104 @@
+package specs
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/history"
+)
+
+// Every client a spec opens records its contract calls into the spec's history (RecordClient,
+// called by the suite's one open function for every kind of client: shared broker, private
+// broker, fault broker, cluster, auth broker, in-process instance). A failed spec attaches the
+// last historyShown calls; the specs that move many messages also run the checkers of
+// internal/history over it (checkHistory).
+
+// historyShown is how many calls a failed spec's report entry shows: the last ones, nearest
+// the failure.
+const historyShown = 400
+
+var (
+	specHistoryMu sync.Mutex
+	specHistory   *history.Recorder // the running spec's; one spec at a time per process
+)
+
+// beginHistory starts the running spec's history and attaches it to the spec's report when the
+// spec fails. Called by a BeforeEach around the whole catalogue (Conformance), so its cleanup
+// is registered before any of the spec's own and runs after them: the history includes the
+// closes.
+func beginHistory() {
+	r := history.NewRecorder()
+	specHistoryMu.Lock()
+	specHistory = r
+	specHistoryMu.Unlock()
+	DeferCleanup(func() {
+		specHistoryMu.Lock()
+		if specHistory == r {
+			specHistory = nil
+		}
+		specHistoryMu.Unlock()
+		attachHistory(r)
+	})
+}
+
+func attachHistory(r *history.Recorder) {
+	if r.Len() == 0 || !CurrentSpecReport().Failed() {
+		return
+	}
+	AddReportEntry("history of contract calls", ReportEntryVisibilityFailureOrVerbose, r.Format(historyShown))
+}
+
+// RecordClient returns b recording into the running spec's history, as a client opened on
+// where (a few words: "the run's broker", "a private broker"). Outside a spec's history (a
+// BeforeAll, which runs before the first spec's BeforeEach) the client gets a history of its
+// own, attached to a failed report by the cleanup of the node that opened it.
+func RecordClient(b backends.Backend, where string) backends.Backend {
+	specHistoryMu.Lock()
+	r := specHistory
+	specHistoryMu.Unlock()
+	if r == nil {
+		r = history.NewRecorder()
+		DeferCleanup(func() { attachHistory(r) })
+	}
+	return history.Wrap(b, r, where)
+}
+
+// currentHistory is the running spec's history (nil outside one).
+func currentHistory() *history.Recorder {
+	specHistoryMu.Lock()
+	defer specHistoryMu.Unlock()
+	return specHistory
+}
+
+// checkHistory runs every checker of internal/history over the running spec's history, with
+// b's capabilities and faults telling whether the history spans network faults or a broker
+// restart, and fails the spec naming each anomaly and its messages. The time it took and the
+// history's size are a report entry ("history check"), visible with -v.
+func checkHistory(b backends.Backend, faults bool) {
+	GinkgoHelper()
+	r := currentHistory()
+	if r == nil {
+		Fail("no history was recorded for this spec: its clients were not opened through the suite's open function")
+		return
+	}
+	p := history.PolicyFor(b)
+	p.Faults = faults
+	start := time.Now()
+	ops := r.Ops()
+	fs := history.Check(ops, p)
+	if d := r.Dropped(); d > 0 {
+		// A history missing its end would show losses that are only unrecorded receipts.
+		AddReportEntry("history check", ReportEntryVisibilityFailureOrVerbose,
+			fmt.Sprintf("not checked: the history was full, %d calls after the first %d not recorded", d, len(ops)))
+		return
+	}
+	AddReportEntry("history check", ReportEntryVisibilityFailureOrVerbose,
+		fmt.Sprintf("%d calls checked in %s (faults allowed: %v): %d anomalies", len(ops), since(start), faults, len(fs)))
+	if len(fs) > 0 {
+		Fail(history.Report(r.Started(), fs, 5))
+	}
+}
