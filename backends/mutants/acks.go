@@ -127,15 +127,7 @@ type throughUntilClose struct {
 }
 
 func (c *throughUntilClose) Ack(ctx context.Context, d backends.Delivery) error {
-	c.mu.Lock()
-	var earlier []backends.Delivery
-	for i, p := range c.pending {
-		if p.ID == d.ID {
-			earlier = append(earlier, c.pending[:i]...)
-			break
-		}
-	}
-	c.mu.Unlock()
+	earlier := c.before(d)
 	c.owedMu.Lock()
 	if c.owed == nil {
 		c.owed = map[string]backends.Delivery{}

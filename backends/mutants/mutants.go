@@ -288,12 +288,23 @@ func (c *ackThrough) Receive(ctx context.Context) (backends.Delivery, error) {
 	return d, err
 }
 
-func (c *ackThrough) Ack(ctx context.Context, d backends.Delivery) error {
+// before lists the deliveries received before d and not yet settled through this wrapper.
+func (c *ackThrough) before(d backends.Delivery) []backends.Delivery {
 	c.mu.Lock()
-	var earlier []backends.Delivery
+	defer c.mu.Unlock()
 	for i, p := range c.pending {
 		if p.ID == d.ID {
-			earlier = append(earlier, c.pending[:i]...)
+			return append([]backends.Delivery(nil), c.pending[:i]...)
+		}
+	}
+	return nil
+}
+
+func (c *ackThrough) Ack(ctx context.Context, d backends.Delivery) error {
+	earlier := c.before(d)
+	c.mu.Lock()
+	for i, p := range c.pending {
+		if p.ID == d.ID {
 			c.pending = append(c.pending[:0:0], c.pending[i+1:]...)
 			break
 		}

@@ -92,23 +92,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plan.ConsumeMessages = *consume
 	}
 	if *consumers != "" {
-		plan.ConsumeConsumers = nil
-		for _, f := range strings.Split(*consumers, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				return fail(fmt.Errorf("-consumers %q: want positive integers separated by commas", *consumers))
-			}
-			plan.ConsumeConsumers = append(plan.ConsumeConsumers, n)
+		if plan.ConsumeConsumers, err = counts("consumers", *consumers); err != nil {
+			return fail(err)
 		}
 	}
 	if *senders != "" && *messages >= 0 {
-		plan.Senders = nil
-		for _, f := range strings.Split(*senders, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				return fail(fmt.Errorf("-senders %q: want positive integers separated by commas", *senders))
-			}
-			plan.Senders = append(plan.Senders, n)
+		if plan.Senders, err = counts("senders", *senders); err != nil {
+			return fail(err)
 		}
 	}
 	if *rounds > 0 {
@@ -256,4 +246,17 @@ func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw b
 		progress("%s: %d workload(s) failed: %s", name, len(res.Errors), strings.Join(res.Errors, "; "))
 	}
 	return res, nil
+}
+
+// counts parses a flag's comma-separated positive integers ("1,8").
+func counts(flag, value string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(value, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-%s %q: want positive integers separated by commas", flag, value)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
