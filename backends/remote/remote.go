@@ -36,6 +36,7 @@ import (
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures/maven"
+	"github.com/pubsub-conformance/harness/internal/history"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
 )
 
@@ -520,7 +521,7 @@ type producer struct {
 }
 
 func (p *producer) Send(ctx context.Context, m backends.Message) error {
-	return p.b.call(ctx, fmt.Sprintf("Send#%d", p.id), summary(m.Payload, m.Properties), func(ctx context.Context) (*pb.Error, error) {
+	return p.b.call(ctx, fmt.Sprintf("Send#%d", p.id), history.Summarise(m.Payload, m.Properties), func(ctx context.Context) (*pb.Error, error) {
 		r, err := p.b.c.client.Send(ctx, &pb.SendRequest{Producer: p.id,
 			Message: &pb.Message{Payload: m.Payload, Properties: m.Properties}})
 		return r.GetError(), err
@@ -556,7 +557,7 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 	if err != nil {
 		return backends.Delivery{}, err
 	}
-	c.b.tr.note("  -> id=%s %s", d.ID, summary(d.Payload, d.Properties))
+	c.b.tr.note("  -> id=%s %s", d.ID, history.Summarise(d.Payload, d.Properties))
 	return d, nil
 }
 
@@ -590,25 +591,6 @@ func (c *consumer) Close(ctx context.Context) error {
 		r, err := c.b.c.client.CloseConsumer(ctx, &pb.Handle{Handle: c.id})
 		return r.GetError(), err
 	})
-}
-
-// summary describes a message for the transcript: size, a short quoted prefix, properties.
-func summary(payload []byte, props map[string]string) string {
-	p := payload
-	more := ""
-	if len(p) > 24 {
-		p, more = p[:24], "..."
-	}
-	s := fmt.Sprintf("%dB %q%s", len(payload), p, more)
-	if len(props) > 0 {
-		keys := make([]string, 0, len(props))
-		for k := range props {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		s += " props=" + strings.Join(keys, ",")
-	}
-	return s
 }
 
 // transcript is the bounded record of the contract calls on one Backend and what it handed out.
