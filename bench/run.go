@@ -124,29 +124,9 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 			c()
 		}
 	}
-	for _, tg := range targets {
-		if p.Rate <= 0 {
-			break
-		}
-		if tg.Name != reports.ClientBackend && tg.Name != reports.ClientRaw {
-			continue
-		}
-		topic, done, err := r.topic(ctx)
-		if err != nil {
-			fail("topic", err)
-			continue
-		}
-		res, err := Latency(ctx, tg.T, topic, "bench-latency", p.Rate, p.For, p.Bytes, p.Workers, p.Drain)
-		done()
-		res.Client = tg.Name
-		out.Latency = append(out.Latency, res)
-		if err != nil {
-			fail(tg.Name+" latency", err)
-		}
-		progress("%s %s latency at %d/s: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms (%d/%d received)",
-			out.Backend, tg.Name, p.Rate, res.EndToEnd.P50, res.EndToEnd.P99, res.EndToEnd.P999, res.EndToEnd.Max, res.Received, res.Sent)
-	}
-	for _, consumers := range p.ConsumeConsumers {
+	// Latency and receive-and-ack run on the backend and the plain raw client only (the
+	// raw-same-settings client exists for the adapter's own send cost), each on a fresh topic.
+	onFreshTopics := func(measure func(tg Client, topic string)) {
 		for _, tg := range targets {
 			if tg.Name != reports.ClientBackend && tg.Name != reports.ClientRaw {
 				continue
@@ -156,8 +136,25 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 				fail("topic", err)
 				continue
 			}
-			res, err := Consume(ctx, tg.T, topic, p.ConsumeMessages, p.Bytes, consumers)
+			measure(tg, topic)
 			done()
+		}
+	}
+	if p.Rate > 0 {
+		onFreshTopics(func(tg Client, topic string) {
+			res, err := Latency(ctx, tg.T, topic, "bench-latency", p.Rate, p.For, p.Bytes, p.Workers, p.Drain)
+			res.Client = tg.Name
+			out.Latency = append(out.Latency, res)
+			if err != nil {
+				fail(tg.Name+" latency", err)
+			}
+			progress("%s %s latency at %d/s: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms (%d/%d received)",
+				out.Backend, tg.Name, p.Rate, res.EndToEnd.P50, res.EndToEnd.P99, res.EndToEnd.P999, res.EndToEnd.Max, res.Received, res.Sent)
+		})
+	}
+	for _, consumers := range p.ConsumeConsumers {
+		onFreshTopics(func(tg Client, topic string) {
+			res, err := Consume(ctx, tg.T, topic, p.ConsumeMessages, p.Bytes, consumers)
 			res.Client = tg.Name
 			out.Consume = append(out.Consume, res)
 			if err != nil {
@@ -165,7 +162,7 @@ func (r Run) Measure(ctx context.Context) (*reports.Bench, error) {
 			}
 			progress("%s %s receive+ack consumers=%d: %.0f acks/s per consumer, %.0f in all (%d acked in %.1fs)",
 				out.Backend, tg.Name, consumers, res.AcksPerSec, res.TotalAcksPerSec, res.Acked, res.Seconds)
-		}
+		})
 	}
 	if p.Subscribes > 0 {
 		topic, done, err := r.topic(ctx)
