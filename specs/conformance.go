@@ -16,15 +16,10 @@ func Conformance(env *Env) bool {
 		// failed spec attaches it, and the specs that move many messages check it.
 		BeforeEach(beginHistory)
 
-		// Why: a failed spec is diagnosed from the broker side too; attach the log tail.
-		AfterEach(func(_ SpecContext) {
-			if !CurrentSpecReport().Failed() || env.BrokerLog == nil {
-				return
-			}
-			if tail := env.BrokerLog(); tail != "" {
-				AddReportEntry("broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
-			}
-		}, NodeTimeout(10*time.Second))
+		// Why: a failed spec is diagnosed from the broker side too: attach what the broker
+		// logged while it ran (sharedbroker.go).
+		BeforeEach(func() { markBrokerLog(env) })
+		AfterEach(func(_ SpecContext) { attachBrokerLog() }, NodeTimeout(10*time.Second))
 
 		delivery(env)
 		deliveryMore(env)

@@ -69,9 +69,10 @@ type Env struct {
 	// the class default.
 	RetentionFor func(c backends.Class) time.Duration
 
-	// BrokerLog returns the tail of the broker log, attached to failed specs; nil when there
+	// MarkBrokerLog marks the end of the run's broker log now (a spec's start); the function
+	// it returns gives what the broker wrote since, attached to a failed spec. Nil when there
 	// is no broker (memory).
-	BrokerLog func() string
+	MarkBrokerLog func() (since func() string)
 }
 
 // CrashPlan is what a crashing consumer does before it is killed (Env.CrashConsumer).
@@ -102,8 +103,9 @@ type PrivateBroker interface {
 	Restart(ctx context.Context) error
 	// Stop stops the broker and removes its data. Idempotent.
 	Stop(ctx context.Context) error
-	// LogTail returns the last lines of this broker's log ("" when none).
-	LogTail() string
+	// MarkLog marks the end of this broker's log now; the function it returns gives what the
+	// broker wrote since ("" when it has no log).
+	MarkLog() (since func() string)
 }
 
 // FaultyBroker is a private broker whose clients all reach it through a proxy. Its specs run
@@ -145,8 +147,9 @@ type Cluster interface {
 	Describe() string
 	// Stop stops every node and removes the cluster's data. Idempotent.
 	Stop(ctx context.Context) error
-	// LogTail returns the last lines of every node's log ("" when none).
-	LogTail() string
+	// MarkLog marks the end of every node's log now; the function it returns gives what the
+	// nodes wrote since, under a header per node ("" when none).
+	MarkLog() (since func() string)
 }
 
 // UnavailableError says an Env capability cannot be provided here; specs skip with Reason.

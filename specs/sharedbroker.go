@@ -12,7 +12,7 @@ import (
 // ownedBroker is what a private broker offers whoever shares it (PrivateBroker, FaultyBroker).
 type ownedBroker interface {
 	Stop(ctx context.Context) error
-	LogTail() string
+	MarkLog() (since func() string)
 }
 
 // sharedBroker is a private broker shared by the specs of one Ordered container (the F area,
@@ -25,12 +25,13 @@ type ownedBroker interface {
 // with DeferCleanup (so it stops after the container's last spec); it never skips or fails the
 // container: each spec's get does that from what start recorded, so every spec's report
 // carries the real reason (a Skip in BeforeAll reaches only the first spec's report). after,
-// from an AfterEach, attaches the broker log tail to a failed spec.
+// from an AfterEach, attaches to a failed spec what the broker logged while that spec ran.
 type sharedBroker[B ownedBroker] struct {
-	b    B
-	ok   bool   // b was started
-	skip string // why the specs cannot run here (a skip), when set
-	err  error  // why the broker did not start (a failure), when set
+	b     B
+	ok    bool          // b was started
+	skip  string        // why the specs cannot run here (a skip), when set
+	err   error         // why the broker did not start (a failure), when set
+	since func() string // the running spec's log mark (broker), nil before
 }
 
 // start starts the broker with open (nil: the suite provides none, a skip); what names it in
@@ -64,18 +65,52 @@ func (s *sharedBroker[B]) broker() B {
 	}
 	failSetup(s.err, "") // "start <what>: ...", from start
 	Expect(s.ok).To(BeTrue(), "the shared broker was not started (BeforeAll did not run?)")
+	// This spec's clients reach this broker, not the run's: a failure shows this broker's log
+	// from here on, and not the run's broker log, which other specs write to.
+	s.since = s.b.MarkLog()
+	specBrokerLog.private = true
 	return s.b
 }
 
 // started reports whether the broker runs (false after a skip or a failed start).
 func (s *sharedBroker[B]) started() bool { return s.ok }
 
-// after attaches the broker's log tail to a failed spec.
+// after attaches to a failed spec what the broker logged while it ran.
 func (s *sharedBroker[B]) after() {
-	if !s.ok || !CurrentSpecReport().Failed() {
+	since := s.since
+	s.since = nil
+	if !s.ok || since == nil || !CurrentSpecReport().Failed() {
 		return
 	}
-	if tail := s.b.LogTail(); tail != "" {
-		AddReportEntry("private broker log (tail)", tail, ReportEntryVisibilityFailureOrVerbose)
+	if lines := since(); lines != "" {
+		AddReportEntry("private broker log (written during this spec)", lines, ReportEntryVisibilityFailureOrVerbose)
+	}
+}
+
+// specBrokerLog is the running spec's mark in the run's broker log; one spec runs at a time
+// per Ginkgo process.
+var specBrokerLog struct {
+	since   func() string // nil when the backend has no broker
+	private bool          // the spec reaches a private broker (sharedBroker.broker): its log is that one
+}
+
+// markBrokerLog, before each spec, marks the run's broker log.
+func markBrokerLog(env *Env) {
+	specBrokerLog.since, specBrokerLog.private = nil, false
+	if env.MarkBrokerLog != nil {
+		specBrokerLog.since = env.MarkBrokerLog()
+	}
+}
+
+// attachBrokerLog, after each spec, attaches to a failed spec what the run's broker logged
+// while it ran - unless the spec's clients reached a private broker.
+func attachBrokerLog() {
+	since, private := specBrokerLog.since, specBrokerLog.private
+	specBrokerLog.since = nil
+	if since == nil || private || !CurrentSpecReport().Failed() {
+		return
+	}
+	if lines := since(); lines != "" {
+		AddReportEntry("broker log (written during this spec, by every process using the run's broker)", lines, ReportEntryVisibilityFailureOrVerbose)
 	}
 }

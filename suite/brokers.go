@@ -12,6 +12,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/providers"
+	"github.com/pubsub-conformance/harness/internal/brief"
 	"github.com/pubsub-conformance/harness/specs"
 )
 
@@ -185,7 +186,7 @@ func (r *realPrivate) Restart(ctx context.Context) error {
 	return err
 }
 func (r *realPrivate) Stop(ctx context.Context) error { return r.b.Stop(ctx) }
-func (r *realPrivate) LogTail() string                { return r.b.LogTail(80) }
+func (r *realPrivate) MarkLog() func() string         { return markLog(r.b) }
 
 // faultyBroker starts a broker owned by the calling spec behind a fault proxy (the F specs):
 // only the local provider can (fixtures.ErrNoFaults otherwise, which becomes the skip reason).
@@ -319,4 +320,36 @@ func (r *realCluster) CutReplication(_ context.Context, node int) error {
 }
 func (r *realCluster) Describe() string               { return r.c.Describe() }
 func (r *realCluster) Stop(ctx context.Context) error { return r.c.Stop(ctx) }
-func (r *realCluster) LogTail() string                { return r.c.LogTail(40) }
+func (r *realCluster) MarkLog() func() string {
+	files := r.c.LogFiles()
+	marks := make([]brief.LogMark, len(files))
+	for i, f := range files {
+		marks[i] = brief.MarkLog(f)
+	}
+	return func() string {
+		var sb strings.Builder
+		for i, m := range marks {
+			if lines := m.Since(privateLogLines / len(marks)); lines != "" {
+				fmt.Fprintf(&sb, "=== node %d (%s)\n%s\n", i+1, files[i], lines)
+			}
+		}
+		return sb.String()
+	}
+}
+
+// How many lines of what a broker logged during a spec a failure shows: the run's broker is
+// written to by every Ginkgo process, a private broker only by the spec's own clients.
+const (
+	sharedLogLines  = 120
+	privateLogLines = 200
+)
+
+// markLog marks b's log file now; a broker without one (a container's log is a stream) falls
+// back to the tail of what it has at the failure.
+func markLog(b fixtures.Broker) func() string {
+	if path := b.Endpoints().LogFile; path != "" {
+		m := brief.MarkLog(path)
+		return func() string { return m.Since(privateLogLines) }
+	}
+	return func() string { return b.LogTail(80) }
+}

@@ -43,8 +43,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		inProcessEnv(env, name)
 		return env
 	}
-	env.BrokerLog = func() string {
-		return brief.TailFile(sh.Brokers[kind].LogFile, 80)
+	env.MarkBrokerLog = func() func() string {
+		m := brief.MarkLog(sh.Brokers[kind].LogFile)
+		return func() string { return m.Since(sharedLogLines) }
 	}
 	env.Auth = func(ctx context.Context) (specs.AuthTarget, error) { return authTarget(ctx, name, kind, sh, progress) }
 	env.PrivateBroker = func(ctx context.Context) (specs.PrivateBroker, error) {
@@ -167,7 +168,7 @@ func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
 }
 func (p *inProcessPrivate) Restart(context.Context) error { p.inst.Restart(); return nil }
 func (p *inProcessPrivate) Stop(context.Context) error    { p.inst.Close(); return nil }
-func (p *inProcessPrivate) LogTail() string               { return "" }
+func (p *inProcessPrivate) MarkLog() func() string        { return func() string { return "" } }
 
 // inProcessFaulty is a private in-process instance whose "network" is the instance's
 // unreachable switch (backends.Cuttable): the reference's stand-in for a proxy.
