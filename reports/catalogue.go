@@ -30,9 +30,14 @@ var specWrappers = map[string]bool{"Behaviour": true, "BehaviourTable": true}
 // bareID is a spec text that names an ID itself instead of going through a wrapper.
 var bareID = regexp.MustCompile(`^\[([A-Z]\d+)\] `)
 
+// requirementComment is a comment line that states a requirement ("// MUST keep ..."): the
+// catalogue entry is the one place for that text, and a copy goes stale.
+var requirementComment = regexp.MustCompile(`^//\s*(MUST|SHOULD)\b`)
+
 // ScanSpecs parses every .go file in dir and returns the Behaviour("ID", ...) and
 // BehaviourTable("ID", ...) calls in source order, plus one problem per spec whose text starts
-// with "[ID] " outside those wrappers (it would carry no ID label).
+// with "[ID] " outside those wrappers (it would carry no ID label) and per comment line that
+// copies requirement text ("// MUST ...").
 func ScanSpecs(dir string) ([]Implementation, []string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -51,11 +56,19 @@ func ScanSpecs(dir string) ([]Implementation, []string, error) {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scan specs: %w", err)
 		}
 		rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(dir)), filepath.Base(p)))
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if m := requirementComment.FindStringSubmatch(c.Text); m != nil {
+					problems = append(problems, fmt.Sprintf("%s:%d: a comment states a requirement (%q): the catalogue entry says what is required; say here only how the spec checks it",
+						rel, fset.Position(c.Pos()).Line, m[1]))
+				}
+			}
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok || len(call.Args) == 0 {
@@ -92,18 +105,24 @@ func funcName(call *ast.CallExpr) string {
 	return ""
 }
 
-// coverage checks that every entry has exactly one spec and every spec an entry.
+// coverage checks that every entry has exactly one spec, every spec an entry, and that each
+// spec is declared in its area's files (specs/<area>*.go: delivery.go; faults.go,
+// faults_send.go for the area fault), so one area's specs are found in one place.
 func coverage(entries []catalogue.Behaviour, impls []Implementation) []string {
 	var problems []string
-	known := map[string]bool{}
+	known := map[string]catalogue.Behaviour{}
 	for _, b := range entries {
-		known[b.ID] = true
+		known[b.ID] = b
 	}
 	where := map[string][]string{}
 	for _, im := range impls {
 		loc := fmt.Sprintf("%s:%d", im.File, im.Line)
-		if !known[im.ID] {
+		b, ok := known[im.ID]
+		switch {
+		case !ok:
 			problems = append(problems, fmt.Sprintf("%s: spec %q is not in the catalogue (specs/catalogue): add its entry there", loc, im.ID))
+		case !strings.HasPrefix(filepath.Base(im.File), b.Area):
+			problems = append(problems, fmt.Sprintf("%s: spec %s of area %s is declared outside its area's files (specs/%s*.go)", loc, im.ID, b.Area, b.Area))
 		}
 		where[im.ID] = append(where[im.ID], loc)
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 var testEntries = []catalogue.Behaviour{
-	{ID: "D1", Area: "delivery", Title: "round trip", Level: catalogue.MUST, Source: "note: \"x\"", Requirement: "MUST deliver payload | properties intact."},
-	{ID: "D2", Area: "delivery", Title: "ready on return", Level: catalogue.MUST, Source: "s", Requirement: "MUST deliver right after Consumer() returns.", Labels: []string{"seed-bug"}},
-	{ID: "G1", Area: "groups", Title: "competing consumers", Level: catalogue.SHOULD, Source: "stronger", Requirement: "SHOULD give each message to one consumer."},
+	{ID: "D1", Area: "delivery", Title: "round trip", Level: catalogue.MUST, Source: "note: \"x\"", Requirement: "MUST deliver payload | properties intact.", Asserts: []string{"C-MSG-1"}},
+	{ID: "D2", Area: "delivery", Title: "ready on return", Level: catalogue.MUST, Source: "s", Requirement: "MUST deliver right after Consumer() returns.", Labels: []string{"seed-bug"}, Asserts: []string{}, Priority: catalogue.PriorityEarly},
+	{ID: "G1", Area: "groups", Title: "competing consumers", Level: catalogue.SHOULD, Source: "stronger", Requirement: "SHOULD give each message to one consumer.", Asserts: []string{}},
 }
 
 func TestScanSpecs(t *testing.T) {
@@ -41,20 +41,23 @@ func TestCatalogueProblems(t *testing.T) {
 	}
 	want := []string{
 		`specs-bad/acks.go:8: spec [A2] is declared with It: use Behaviour("A2", ...) or BehaviourTable so it carries its ID label`,
+		`specs-bad/groups.go:6: a comment states a requirement ("MUST"): the catalogue entry says what is required; say here only how the spec checks it`,
 		`specs-bad/acks.go:6: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/acks.go:7: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/acks.go:9: spec "Q9" is not in the catalogue (specs/catalogue): add its entry there`,
-		`catalogue entry D1 has no spec: declare it with Behaviour("D1", ...) in specs/`,
+		`specs-bad/groups.go:7: spec D1 of area delivery is declared outside its area's files (specs/delivery*.go)`,
+		`specs-bad/groups.go:8: spec "L10" is not in the catalogue (specs/catalogue): add its entry there`,
 	}
 	if !slices.Equal(problems, want) {
 		t.Errorf("problems\n got %q\nwant %q", problems, want)
 	}
-	entries := append(slices.Clone(testEntries), catalogue.Behaviour{ID: "A1", Area: "acks", Title: "t", Level: catalogue.MUST, Source: "s", Requirement: "nope"})
+	entries := append(slices.Clone(testEntries), catalogue.Behaviour{ID: "A1", Area: "acks", Title: "t", Level: catalogue.MUST, Source: "s", Requirement: "nope", Priority: 9})
 	_, problems, _ = GenerateCatalogue(entries, "testdata/specs-bad")
 	joined := strings.Join(problems, "\n")
 	for _, w := range []string{
 		`catalogue entry 4 ("A1"): the requirement must start with its level, MUST`,
 		"catalogue entry A1 has 2 specs (specs-bad/acks.go:6, specs-bad/acks.go:7): one behaviour, one spec",
+		`catalogue entry 4 ("A1"): priority 9: want 0 (none) to 4 (PriorityFirst)`,
 	} {
 		if !strings.Contains(joined, w) {
 			t.Errorf("problems lack %q:\n%s", w, joined)

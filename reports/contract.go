@@ -285,7 +285,7 @@ func BuildContract(root string) ([]Coverage, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cov, more := ContractCoverage(sentences, catalogue.Asserts, catalogue.NotTestable, catalogue.IDs())
+	cov, more := ContractCoverage(sentences, catalogue.Asserts(), catalogue.NotTestable, catalogue.IDs())
 	more = append(more, ContractLevels(cov, catalogue.Behaviours, catalogue.DeclaredLevels)...)
 	return cov, append(problems, more...), nil
 }

@@ -22,18 +22,14 @@ func Conformance(env *Env) bool {
 		AfterEach(func(_ SpecContext) { attachBrokerLog() }, NodeTimeout(10*time.Second))
 
 		delivery(env)
-		deliveryMore(env)
 		groups(env)
 		acks(env)
-		acksOutOfOrder(env)
-		acksUnknown(env)
 		restart(env)
 		privateBrokerArea(env) // R4, R6, F1, F3, F4
 		faults(env)            // F2
 		failover(env)
 		retention(env)
 		lifecycle(env)
-		lifecycleMore(env)
 		security(env)
 	})
 	return true

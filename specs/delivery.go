@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,7 @@ import (
 )
 
 func delivery(env *Env) {
-	Describe("delivery", Label("delivery"), func() {
+	Describe("delivery", func() {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
@@ -65,7 +66,7 @@ func delivery(env *Env) {
 			Entry(nil, backends.ClassNotify, SpecTimeout(specTimeout)),
 		)
 
-		Behaviour("D3", startEarly, func(ctx SpecContext) {
+		Behaviour("D3", func(ctx SpecContext) {
 			const n, senders = 1000, 8
 			topic := newTopic(backends.ClassFlow, "d3")
 			c := subscribe(ctx, b, topic, unique("d3"))
@@ -165,6 +166,55 @@ func delivery(env *Env) {
 			Expect(err).To(MatchError(context.Canceled), "Receive after cancel ended with %v; expected context.Canceled", err)
 			Expect(took).To(BeNumerically("<", 300*time.Millisecond+slack), "Receive cancelled at 300ms returned only after %s", took)
 		}, SpecTimeout(time.Minute))
+
+		Behaviour("D8", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "d8")
+			c := subscribe(ctx, b, topic, unique("d8"))
+			props := map[string]string{
+				"Content-Type":            "Application/JSON; charset=UTF-8",
+				"content-type":            "lower case key, a different key",
+				"X-Trace.Span-ID":         "a.b-c_d",
+				"key with spaces":         "  leading and trailing spaces  ",
+				"dots.in.key.":            ".",
+				"dash-":                   "-",
+				"MiXeD":                   "MiXeD CaSe VaLuE",
+				"unicode ключ ✓":          "значение ✓ 値",
+				strings.Repeat("K", 300):  "long key",
+				"long-value":              strings.Repeat("0123456789abcdef", 512) + "end",
+				"tg.routing:key/with=sym": "a=b&c=d;e,f",
+			}
+			sendAll(ctx, produce(ctx, b, topic), backends.Message{Payload: []byte("d8"), Properties: props})
+			r := receiveN(ctx, c, 1, arriveWithin, ack)
+			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
+			Expect(propDiff(props, r.Got[0].Properties)).To(BeEmpty(), "properties must come back byte-exact")
+		}, SpecTimeout(specTimeout))
+
+		BehaviourTable("D9",
+			func(ctx SpecContext, cl backends.Class) {
+				topic := newTopic(cl, "d9")
+				p := produce(ctx, b, topic) // creates the topic
+				before := batch("d9-before", 3)
+				sendAll(ctx, p, before...)
+				c := subscribe(ctx, b, topic, unique("d9"), backends.WithPosition(backends.Latest))
+				sendAll(ctx, p, msg("d9-after", 0))
+				r := receivePayload(ctx, c, "d9-after-0", arriveWithin, ack)
+				Expect(payloads(r.Got)).To(ContainElement("d9-after-0"), "the message sent after Consumer() returned must arrive; %s", r.describe())
+				more := receiveFor(ctx, c, quietFor, ack)
+				all := append(r.Got, more.Got...)
+				var early []string
+				for _, m := range msgPayloads(before) {
+					if contains(all, m) {
+						early = append(early, m)
+					}
+				}
+				Expect(early).To(BeEmpty(),
+					"%s: a new subscription at latest received %s, sent before it was live (latest acted as earliest); got %s",
+					cl, show(early), show(payloads(all)))
+			},
+			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
+			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
+		)
 	})
 }
 
@@ -250,4 +300,32 @@ func readyOnReturn(ctx context.Context, b backends.Backend, cl backends.Class, n
 	Expect(missed).To(BeEmpty(),
 		"%s: %d subscriptions (of up to %d) did not receive, within %s, the message sent right after their Consumer() returned (Consumer returned before the subscription was live): %s%s",
 		cl, len(missed), opened.Load(), arriveWithin, strings.Join(missed, "; "), noted(note))
+}
+
+// propDiff lists how got differs from want, key by key (quoted, so spaces and case show).
+func propDiff(want, got map[string]string) []string {
+	var out []string
+	for k, v := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("key %q missing", clipped(k)))
+		case g != v:
+			out = append(out, fmt.Sprintf("key %q: sent %q, got %q", clipped(k), clipped(v), clipped(g)))
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("extra key %q = %q", clipped(k), clipped(v)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func clipped(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%s...(%d bytes)", s[:40], len(s))
+	}
+	return s
 }

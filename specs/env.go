@@ -1,5 +1,7 @@
 // Package specs is the shared behaviour catalogue (D1..S1 of the design): one Ginkgo spec per
-// behaviour, each preceded by a "// MUST ..." comment and named "[ID] ...". Specs talk to the
+// behaviour, declared with Behaviour("<ID>", ...), which takes its text, labels (ID, area,
+// level) and scheduling priority from the catalogue entry (specs/catalogue) - the one place
+// that says what the behaviour requires; a spec's comments say only how. Specs talk to the
 // contract in package backends only; everything backend- or broker-specific reaches them through
 // Env, which the suite fills in per backend.
 //

@@ -85,7 +85,7 @@ type cutResult struct {
 // keeps one failure from skipping the rest. Each spec opens its own client and topics, and
 // afterFault heals after each.
 func inFaultArea(env *Env, text string, specs func(area *faultArea)) {
-	Describe(text, Ordered, ContinueOnFailure, startThird, Label("fault"), func() {
+	Describe(text, Ordered, ContinueOnFailure, func() {
 		area := &faultArea{}
 		BeforeAll(func(ctx SpecContext) {
 			area.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
@@ -129,10 +129,6 @@ func roundTripBeforeCut(ctx context.Context, b backends.Backend, tag string, tl 
 // networkCutSpecs declares F1, F4 and F3 on area's broker (the private-broker area's, in its
 // Ordered container: one spec after another, healed after each).
 func networkCutSpecs(area *faultArea) {
-	// MUST keep a consumer that waits through a 5 s network cut working without the
-	// application reopening it: a message sent before the cut, one sent during it (the
-	// sender retrying until a Send returns nil) and one sent after the heal all arrive on
-	// it, and the message acked before the cut is not delivered again.
 	Behaviour("F1", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()
@@ -238,11 +234,6 @@ func networkCutSpecs(area *faultArea) {
 		checkHistory(b, true)
 	}, SpecTimeout(3*time.Minute))
 
-	// MUST end every call made while the network to the broker is cut - Consumer(),
-	// Producer(), Send, CreateTopic, DeleteTopic, TopicExists - within its context with an
-	// error wrapping ErrUnavailable or ErrTimeout (never nil: a delete or an exists that
-	// swallows the failure is a defect), and work again, the same Backend and the producer
-	// opened before the cut, once the network is healed (a round trip).
 	Behaviour("F4", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()

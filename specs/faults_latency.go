@@ -44,9 +44,6 @@ func (n checkNote) String() string {
 // faultLatencySpec declares F2 in a fault area of its own (inFaultArea, faults.go), on its
 // proxied broker; the container's AfterEach heals (removes the latency) after it.
 func faultLatencySpec(area *faultArea) {
-	// MUST keep ready-on-return (D2, every class), nack redelivery (A1), ack-only-that (A2)
-	// and competing consumers (G1) under 200 ms of added network latency each way: each check
-	// asserts exactly what its no-fault spec asserts, with the same bounds.
 	Behaviour("F2", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()

@@ -76,11 +76,6 @@ func (t F3Tally) String() string {
 // sendsDuringCut declares F3 inside the private-broker area (specs/private.go), on its shared
 // proxied broker.
 func sendsDuringCut(area *faultArea) {
-	// MUST end every Send made while the network to the broker is cut within its context,
-	// with an error or nil, and deliver every message whose Send returned nil once the network
-	// is healed, to a consumer subscribed before the cut: an error may be returned for a
-	// message that is delivered anyway (the count is reported), a nil for one that is not may
-	// never be (no silent loss).
 	Behaviour("F3", func(ctx SpecContext) {
 		fb := area.broker()
 		tl := newTimeline()

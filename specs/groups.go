@@ -14,7 +14,7 @@ import (
 )
 
 func groups(env *Env) {
-	Describe("groups", Label("groups"), func() {
+	Describe("groups", func() {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 

@@ -30,16 +30,6 @@ const (
 	specTimeout     = 2 * time.Minute  // default SpecTimeout
 )
 
-// Scheduling only, never a result: when a run spreads many specs over processes (make
-// conformance runs every backend in one run with --randomize-all), the specs that take longest
-// start first, longest first, so their waiting overlaps the rest instead of trailing the run.
-const (
-	startFirst  = SpecPriority(4) // T3: waits out a broker's retention expiry (~72 s on Pulsar)
-	startSecond = SpecPriority(3) // the private-broker area (R4, R6, F1, F3, F4: ~45-60 s), F5's cluster
-	startThird  = SpecPriority(2) // F2's area (a private broker, then ~35 s under latency)
-	startEarly  = SpecPriority(1) // S1 (a private auth broker on Pulsar), D3 (1,000 messages), R5 (a child process)
-)
-
 // runID keeps names unique across runs that share an external broker.
 var runID = func() string {
 	b := make([]byte, 3)

@@ -12,7 +12,7 @@ import (
 )
 
 func lifecycle(env *Env) {
-	Describe("topic lifecycle", Label("lifecycle"), func() {
+	Describe("topic lifecycle", func() {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
@@ -108,5 +108,124 @@ func lifecycle(env *Env) {
 			Entry(nil, "flow:tg:l4/slash", []string{"flow:tg:l4"}, SpecTimeout(time.Minute)),
 			Entry(nil, "FLOW:tg:l4-upper-class", []string{"flow:tg:l4-upper-class"}, SpecTimeout(time.Minute)),
 		)
+
+		BehaviourTable("L5",
+			func(ctx SpecContext, cl backends.Class) {
+				topic := newTopic(cl, "l5")
+				Expect(exists(ctx, topic)).To(BeFalse(), "a fresh topic %s must not exist yet", topic)
+				cctx, cancel := context.WithTimeout(ctx, arriveWithin)
+				start := time.Now()
+				c, err := b.Consumer(cctx, topic, unique("l5"))
+				cancel()
+				Expect(err).NotTo(HaveOccurred(), "Consumer() on the missing topic %s failed after %s", topic, since(start))
+				DeferCleanup(func(ctx SpecContext) { Expect(c.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+				Expect(exists(ctx, topic)).To(BeTrue(), "Consumer() returned but %s does not exist", topic)
+				sendAll(ctx, produce(ctx, b, topic), msg("l5", 0))
+				r := receiveN(ctx, c, 1, arriveWithin, ack)
+				Expect(payloads(r.Got)).To(Equal([]string{"l5-0"}),
+					"the consumer made before its topic existed must receive what is sent afterwards; %s", r.describe())
+			},
+			func(cl backends.Class) string { return fmt.Sprintf("class %s", cl) },
+			Entry(nil, backends.ClassFlow, SpecTimeout(specTimeout)),
+			Entry(nil, backends.ClassResponse, SpecTimeout(specTimeout)),
+		)
+
+		Behaviour("L6", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "l6")
+			Expect(exists(ctx, topic)).To(BeFalse(), "a fresh topic %s must not exist yet", topic)
+			p := produce(ctx, b, topic)
+			Expect(exists(ctx, topic)).To(BeTrue(), "Producer(%s) returned but the topic does not exist (created only on the first Send?)", topic)
+			sendAll(ctx, p, msg("l6", 0))
+		}, SpecTimeout(specTimeout))
+
+		Behaviour("L7", func(ctx SpecContext) {
+			bare := unique("l7")
+			c := subscribe(ctx, b, "flow:tg:"+bare, unique("l7"))
+			sendAll(ctx, produce(ctx, b, bare), msg("l7-bare", 0))
+			r := receiveN(ctx, c, 1, arriveWithin, ack)
+			Expect(payloads(r.Got)).To(Equal([]string{"l7-bare-0"}),
+				"a message sent to the bare topic %q must reach a consumer of flow:tg:%s; %s", bare, bare, r.describe())
+
+			base := "request:tg:" + unique("l7")
+			one, two := base+":one", base+":two"
+			c1 := subscribe(ctx, b, one, unique("l7"))
+			c2 := subscribe(ctx, b, two, unique("l7"))
+			sendAll(ctx, produce(ctx, b, two), msg("l7-two", 0))
+			sendAll(ctx, produce(ctx, b, one), msg("l7-one", 0))
+			r1 := receivePayload(ctx, c1, "l7-one-0", arriveWithin, ack)
+			Expect(payloads(r1.Got)).To(Equal([]string{"l7-one-0"}),
+				"%s must receive only its own message (%s is another topic: further colons belong to the topic); %s", one, two, r1.describe())
+			r2 := receivePayload(ctx, c2, "l7-two-0", arriveWithin, ack)
+			Expect(payloads(r2.Got)).To(Equal([]string{"l7-two-0"}), "%s must receive only its own message; %s", two, r2.describe())
+		}, SpecTimeout(specTimeout))
+
+		Behaviour("L8", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "l8")
+			c := subscribe(ctx, b, topic, unique("l8"))
+			p := produce(ctx, b, topic)
+			sendAll(ctx, p, batch("l8", 2)...)
+			r := receiveN(ctx, c, 2, arriveWithin, keep)
+			Expect(r.Got).To(HaveLen(2), "expected 2 messages; %s", r.describe())
+			closeNow(ctx, c)
+			Expect(p.Close(ctx)).To(Succeed(), "close the producer")
+			expectClosed := func(what string, call func(context.Context) error) {
+				GinkgoHelper()
+				cctx, cancel := context.WithTimeout(ctx, closedWithin)
+				defer cancel()
+				start := time.Now()
+				err := call(cctx)
+				Expect(err).To(MatchError(backends.ErrClosed),
+					"%s after Close must fail at once with ErrClosed; got %v after %s", what, err, since(start))
+			}
+			expectClosed("Receive", func(ctx context.Context) error { _, err := c.Receive(ctx); return err })
+			expectClosed("Ack", func(ctx context.Context) error { return c.Ack(ctx, r.Got[0]) })
+			expectClosed("Nack", func(ctx context.Context) error { return c.Nack(ctx, r.Got[1]) })
+			expectClosed("Send", func(ctx context.Context) error { return p.Send(ctx, msg("l8-late", 0)) })
+		}, SpecTimeout(specTimeout))
+
+		Behaviour("L9", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "l9")
+			own, err := env.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a second client")
+			DeferCleanup(func(ctx SpecContext) { _ = own.Close(ctx) }, NodeTimeout(callWithin))
+			p, err := own.Producer(ctx, topic)
+			Expect(err).NotTo(HaveOccurred(), "producer")
+			c, err := own.Consumer(ctx, topic, unique("l9"))
+			Expect(err).NotTo(HaveOccurred(), "consumer")
+			for i := 1; i <= 2; i++ {
+				Expect(p.Close(ctx)).To(Succeed(), "producer Close #%d", i)
+				Expect(c.Close(ctx)).To(Succeed(), "consumer Close #%d", i)
+			}
+			for i := 1; i <= 2; i++ {
+				Expect(own.Close(ctx)).To(Succeed(), "backend Close #%d", i)
+			}
+		}, SpecTimeout(specTimeout))
+
+		Behaviour("L10", func(ctx SpecContext) {
+			topic := newTopic(backends.ClassFlow, "l10")
+			own, err := env.Open(ctx)
+			Expect(err).NotTo(HaveOccurred(), "open a second client")
+			DeferCleanup(func(ctx SpecContext) { _ = own.Close(ctx) }, NodeTimeout(callWithin))
+			p, err := own.Producer(ctx, topic)
+			Expect(err).NotTo(HaveOccurred(), "producer")
+			c, err := own.Consumer(ctx, topic, unique("l10"))
+			Expect(err).NotTo(HaveOccurred(), "consumer")
+			Expect(own.Close(ctx)).To(Succeed(), "close the backend with its producer and consumer still open")
+			rctx, cancel := context.WithTimeout(ctx, closedWithin)
+			start := time.Now()
+			_, err = c.Receive(rctx)
+			cancel()
+			Expect(err).To(MatchError(backends.ErrClosed),
+				"Receive on a consumer of a closed backend must fail at once with ErrClosed; got %v after %s", err, since(start))
+			sctx, cancel := context.WithTimeout(ctx, closedWithin)
+			start = time.Now()
+			err = p.Send(sctx, msg("l10", 0))
+			cancel()
+			Expect(err).To(MatchError(backends.ErrClosed),
+				"Send on a producer of a closed backend must fail at once with ErrClosed; got %v after %s", err, since(start))
+		}, SpecTimeout(specTimeout))
 	})
 }
+
+// closedWithin bounds a call on a closed object: it must fail at once, not wait out its context.
+const closedWithin = 5 * time.Second

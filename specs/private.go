@@ -41,7 +41,7 @@ type r4Prepared struct {
 }
 
 func privateBrokerArea(env *Env) {
-	Describe("on a private broker", Ordered, ContinueOnFailure, startSecond, func() {
+	Describe("on a private broker", Ordered, ContinueOnFailure, func() {
 		area := &privateArea{}
 		BeforeAll(func(ctx SpecContext) {
 			area.faults.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
@@ -66,10 +66,10 @@ func privateBrokerArea(env *Env) {
 			area.restarts.after()
 		}, NodeTimeout(callWithin))
 
-		Describe("flow restart without loss", Label("restart"), func() {
+		Describe("flow restart without loss", func() {
 			brokerRestartSpecs(area)
 		})
-		Describe("network faults", Label("fault"), func() {
+		Describe("network faults", func() {
 			networkCutSpecs(&area.faults)
 		})
 	})
@@ -113,54 +113,4 @@ func (a *privateArea) restart(ctx context.Context, spec string) {
 	Expect(err).NotTo(HaveOccurred(), "restart the private broker")
 	a.restartedAt, a.restartBy, a.restartTook = time.Now(), spec, since(start)
 	By(fmt.Sprintf("broker restarted in %s", a.restartTook))
-}
-
-// brokerRestartSpecs declares R6 and R4 (in that order: R6 makes the restart R4 checks).
-func brokerRestartSpecs(a *privateArea) {
-	Behaviour("R6", func(ctx SpecContext) {
-		pb := a.restarts.broker()
-		cli, err := pb.Open(ctx)
-		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
-		DeferCleanup(func(ctx SpecContext) { Expect(cli.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
-		topic := newTopic(backends.ClassFlow, "r6")
-		c := subscribe(ctx, cli, topic, unique("r6"))
-		p := produce(ctx, cli, topic)
-		sendAll(ctx, p, msg("r6-before", 0))
-		r := receiveN(ctx, c, 1, arriveWithin, ack)
-		Expect(payloads(r.Got)).To(Equal([]string{"r6-before-0"}), "before the restart; %s", r.describe())
-
-		a.restart(ctx, "R6")
-
-		// The same producer and consumer, never reopened.
-		sent := batch("r6-after", 5)
-		sendAll(ctx, p, sent...)
-		after := receiveUntil(ctx, c, time.Minute, ack, func(got []backends.Delivery) bool {
-			return len(missing(msgPayloads(sent), counts(got))) == 0
-		})
-		Expect(missing(msgPayloads(sent), counts(after.Got))).To(BeEmpty(),
-			"messages sent after a broker restart through the producer opened before it must reach the consumer opened before it (no reopen); %s", after.describe())
-	}, SpecTimeout(6*time.Minute))
-
-	Behaviour("R4", func(ctx SpecContext) {
-		pb := a.restarts.broker()
-		prep := a.r4
-		failSetup(prep.err, "prepare R4 before the restart (in the area's BeforeAll)")
-		By(fmt.Sprintf("before the restart: subscribed (earliest), sent %d confirmed flow messages, closed every client", len(prep.sent)))
-		if a.restartedAt.Before(prep.at) {
-			a.restart(ctx, "R4")
-		} else {
-			AddReportEntry("restart", fmt.Sprintf("%s restarted the broker %s after R4's messages were confirmed (the restart took %s)",
-				a.restartBy, a.restartedAt.Sub(prep.at).Round(time.Millisecond), a.restartTook))
-		}
-
-		after, err := pb.Open(ctx)
-		Expect(err).NotTo(HaveOccurred(), "open a client after the restart")
-		DeferCleanup(func(ctx SpecContext) { Expect(after.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
-		c2 := subscribe(ctx, after, prep.topic, prep.sub, backends.WithPosition(backends.Earliest))
-		r := receiveUntil(ctx, c2, time.Minute, ack, func(got []backends.Delivery) bool {
-			return len(missing(msgPayloads(prep.sent), counts(got))) == 0
-		})
-		Expect(missing(msgPayloads(prep.sent), counts(r.Got))).To(BeEmpty(),
-			"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
-	}, SpecTimeout(6*time.Minute))
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func restart(env *Env) {
-	Describe("flow restart without loss", Label("restart"), func() {
+	Describe("flow restart without loss", func() {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
@@ -104,7 +104,7 @@ func restart(env *Env) {
 			checkHistory(b, false)
 		}, SpecTimeout(3*time.Minute))
 
-		Behaviour("R5", startEarly, func(ctx SpecContext) {
+		Behaviour("R5", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "r5")
 			sub := unique("r5")
 			sendAll(ctx, produce(ctx, b, topic), batch("r5", 5)...)
@@ -120,7 +120,7 @@ func restart(env *Env) {
 				show(want), since(killed), r.describe())
 		}, SpecTimeout(4*time.Minute))
 
-		Behaviour("R7", startEarly, func(ctx SpecContext) {
+		Behaviour("R7", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "r7")
 			sub := unique("r7")
 			sendAll(ctx, produce(ctx, b, topic), batch("r7", 5)...)
@@ -139,7 +139,7 @@ func restart(env *Env) {
 				show(want), show(payloads([]backends.Delivery{crashed[4], crashed[2], crashed[3]})), backends.AckCrashBound, since(killed), r.describe())
 		}, SpecTimeout(4*time.Minute))
 
-		Behaviour("R8", startEarly, func(ctx SpecContext) {
+		Behaviour("R8", func(ctx SpecContext) {
 			topic := newTopic(backends.ClassFlow, "r8")
 			sub := unique("r8")
 			p := produce(ctx, b, topic)
@@ -188,4 +188,55 @@ func crash(ctx context.Context, env *Env, topic, sub string, plan CrashPlan) ([]
 	Expect(err).NotTo(HaveOccurred(), "run and kill the crashing consumer")
 	Expect(crashed).To(HaveLen(plan.Receive), "the crashing consumer must have received %d messages before it was killed", plan.Receive)
 	return crashed, time.Now()
+}
+
+// brokerRestartSpecs declares R6 and R4 (in that order: R6 makes the restart R4 checks) in
+// the private-broker area (private.go), on the broker they share with the network cuts.
+func brokerRestartSpecs(a *privateArea) {
+	Behaviour("R6", func(ctx SpecContext) {
+		pb := a.restarts.broker()
+		cli, err := pb.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client on the private broker")
+		DeferCleanup(func(ctx SpecContext) { Expect(cli.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+		topic := newTopic(backends.ClassFlow, "r6")
+		c := subscribe(ctx, cli, topic, unique("r6"))
+		p := produce(ctx, cli, topic)
+		sendAll(ctx, p, msg("r6-before", 0))
+		r := receiveN(ctx, c, 1, arriveWithin, ack)
+		Expect(payloads(r.Got)).To(Equal([]string{"r6-before-0"}), "before the restart; %s", r.describe())
+
+		a.restart(ctx, "R6")
+
+		// The same producer and consumer, never reopened.
+		sent := batch("r6-after", 5)
+		sendAll(ctx, p, sent...)
+		after := receiveUntil(ctx, c, time.Minute, ack, func(got []backends.Delivery) bool {
+			return len(missing(msgPayloads(sent), counts(got))) == 0
+		})
+		Expect(missing(msgPayloads(sent), counts(after.Got))).To(BeEmpty(),
+			"messages sent after a broker restart through the producer opened before it must reach the consumer opened before it (no reopen); %s", after.describe())
+	}, SpecTimeout(6*time.Minute))
+
+	Behaviour("R4", func(ctx SpecContext) {
+		pb := a.restarts.broker()
+		prep := a.r4
+		failSetup(prep.err, "prepare R4 before the restart (in the area's BeforeAll)")
+		By(fmt.Sprintf("before the restart: subscribed (earliest), sent %d confirmed flow messages, closed every client", len(prep.sent)))
+		if a.restartedAt.Before(prep.at) {
+			a.restart(ctx, "R4")
+		} else {
+			AddReportEntry("restart", fmt.Sprintf("%s restarted the broker %s after R4's messages were confirmed (the restart took %s)",
+				a.restartBy, a.restartedAt.Sub(prep.at).Round(time.Millisecond), a.restartTook))
+		}
+
+		after, err := pb.Open(ctx)
+		Expect(err).NotTo(HaveOccurred(), "open a client after the restart")
+		DeferCleanup(func(ctx SpecContext) { Expect(after.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
+		c2 := subscribe(ctx, after, prep.topic, prep.sub, backends.WithPosition(backends.Earliest))
+		r := receiveUntil(ctx, c2, time.Minute, ack, func(got []backends.Delivery) bool {
+			return len(missing(msgPayloads(prep.sent), counts(got))) == 0
+		})
+		Expect(missing(msgPayloads(prep.sent), counts(r.Got))).To(BeEmpty(),
+			"flow messages confirmed before the broker restart must be delivered after it; %s", r.describe())
+	}, SpecTimeout(6*time.Minute))
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func retention(env *Env) {
-	Describe("retention", Label("retention"), func() {
+	Describe("retention", func() {
 		var b backends.Backend
 		BeforeEach(func(ctx SpecContext) { b = open(ctx, env) }, NodeTimeout(callWithin))
 
@@ -44,7 +44,7 @@ func retention(env *Env) {
 				"messages sent before any subscription existed must all reach a new earliest subscriber %v; %s", msgPayloads(sent), r.describe())
 		}, SpecTimeout(specTimeout))
 
-		Behaviour("T3", startFirst, func(ctx SpecContext) {
+		Behaviour("T3", func(ctx SpecContext) {
 			need(b, backends.CapRetentionExpiry)
 			const short = 3 * time.Second
 			topic := newTopic(backends.ClassFlow, "t3")

@@ -11,8 +11,8 @@ import (
 )
 
 func security(env *Env) {
-	Describe("security", Label("security"), func() {
-		Behaviour("S1", startEarly, func(ctx SpecContext) {
+	Describe("security", func() {
+		Behaviour("S1", func(ctx SpecContext) {
 			if env.Auth == nil {
 				Skip(env.Backend + " suite provides no auth-enabled broker")
 			}

@@ -68,7 +68,7 @@ func TestLabels(t *testing.T) {
 	if !ok {
 		t.Fatal("R4 not in the catalogue")
 	}
-	if got := b.SpecLabels(); !slices.Equal(got, []string{"id:R4", "level:must", "fault", "slow"}) {
+	if got := b.SpecLabels(); !slices.Equal(got, []string{"id:R4", "restart", "level:must", "fault", "slow"}) {
 		t.Errorf("R4 labels %v", got)
 	}
 	if got := IDFromLabels([]string{"restart", "id:R4", "slow"}); got != "R4" {

@@ -27,7 +27,7 @@ func TestCatalogueCommand(t *testing.T) {
 	}
 	e.Reset()
 	if code := run([]string{"-specs", bad, "-out", out, "-check"}, &o, &e); code != 1 ||
-		!strings.Contains(e.String(), "[A2] is declared with It") || !strings.Contains(e.String(), "catalogue entry D1 has no spec") {
+		!strings.Contains(e.String(), "[A2] is declared with It") || !strings.Contains(e.String(), "catalogue entry D2 has no spec") {
 		t.Errorf("bad specs: exit %d, %q", code, e.String())
 	}
 	e.Reset()

@@ -193,21 +193,13 @@ func failover(env *Env) {
 	// The cluster starts in BeforeAll, under its own bound: on a loaded machine it may wait
 	// minutes for start slots (three JVMs at once), which is the machine, not the behaviour;
 	// the spec's own timeout then counts only the spec.
-	Describe("leader failover", Ordered, startSecond, Label("fault"), func() {
+	Describe("leader failover", Ordered, func() {
 		area := &sharedBroker[Cluster]{}
 		BeforeAll(func(ctx SpecContext) {
 			area.start(ctx, env.Backend, "replicated cluster", env.Cluster)
 		}, NodeTimeout(4*time.Minute))
 		AfterEach(func() { area.after() })
 
-		// MUST not lose an acknowledged write when the partition leader of a replicated cluster
-		// (three nodes, replication factor 3, min.insync.replicas 2) is killed (SIGKILL) during a
-		// steady send from several producers, after its followers fell 1 s behind (replication
-		// from it cut, clients still reaching it): every message whose Send returned nil -
-		// before, during or after the failover - is delivered afterwards (duplicates are allowed
-		// and counted), and Sends succeed again within 30 s of the kill. The unavailability
-		// window (last confirmed Send before the kill to the first confirmed Send started after
-		// it) is measured and reported.
 		Behaviour("F5", func(ctx SpecContext) {
 			cl := area.broker()
 			AddReportEntry("cluster", cl.Describe())
