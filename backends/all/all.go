@@ -14,6 +14,7 @@ import (
 func init() {
 	backends.Register(memory.Descriptor) // the reference: never a conformance result
 	backends.Register(kafka.Descriptor)
+	backends.Register(kafka.KIP848Descriptor)
 	backends.Register(pulsar.Descriptor)
 	backends.Register(pulsar.PersistentDescriptor)
 	// Out-of-process adapters: backends/remote/declare.go and the user's PUBSUB_ADAPTER_<NAME>.

@@ -33,6 +33,7 @@ var managedKeys = map[string]string{
 	"enable.auto.commit":       "Ack commits explicitly; auto commit would acknowledge unprocessed messages",
 	"enable.auto.offset.store": "Ack commits explicit offsets",
 	"bootstrap.servers":        "set KAFKA_BOOTSTRAP_SERVERS instead",
+	"group.protocol":           "set KAFKA_GROUP_PROTOCOL instead",
 }
 
 // validateExtra checks the passthrough keys the backend can judge itself; librdkafka judges the
@@ -127,17 +128,26 @@ func producerConfig(base ck.ConfigMap, extra map[string]string) ck.ConfigMap {
 // consumerConfig is one group member. The start offset is fixed by the backend's rebalance
 // callback, so auto.offset.reset only matters when a committed offset fell out of the log
 // (retention): then the oldest retained message is the loss-free choice.
-func consumerConfig(base ck.ConfigMap, extra map[string]string, group string) ck.ConfigMap {
-	return withExtra(base, ck.ConfigMap{
+//
+// On the consumer group protocol (KIP-848) the session and heartbeat timeouts belong to the
+// broker (group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms), and
+// librdkafka refuses the client-side ones.
+func consumerConfig(base ck.ConfigMap, extra map[string]string, group, protocol string) ck.ConfigMap {
+	m := ck.ConfigMap{
 		"group.id":                 group,
 		"enable.auto.commit":       false,
 		"enable.auto.offset.store": false,
 		"auto.offset.reset":        "earliest",
-		"session.timeout.ms":       int(sessionTimeout / time.Millisecond),
-		"heartbeat.interval.ms":    1000,
 		"enable.partition.eof":     false,
 		"fetch.wait.max.ms":        100,
-	}, extra)
+	}
+	if protocol == GroupProtocolConsumer {
+		m["group.protocol"] = GroupProtocolConsumer
+	} else {
+		m["session.timeout.ms"] = int(sessionTimeout / time.Millisecond)
+		m["heartbeat.interval.ms"] = 1000
+	}
+	return withExtra(base, m, extra)
 }
 
 // topicConfig is the broker-side configuration of a created topic: the class's retention, and,

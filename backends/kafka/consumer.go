@@ -110,7 +110,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	if err := b.EnsureTopic(ctx, topic); err != nil {
 		return nil, fmt.Errorf("kafka consumer: %w", err)
 	}
-	m := consumerConfig(b.base, b.kc.Extra, group)
+	m := consumerConfig(b.base, b.kc.Extra, group, b.kc.GroupProtocol)
 	var tok [6]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("kafka consumer: delivery id token: %w", err)
@@ -317,7 +317,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 	switch e := ev.(type) {
 	case ck.AssignedPartitions:
 		parts, err := c.startOffsets(e.Partitions)
-		if aerr := kc.Assign(parts); aerr != nil {
+		if aerr := assign(kc, parts); aerr != nil {
 			c.onError(aerr)
 			return aerr
 		}
@@ -351,7 +351,11 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 	case ck.RevokedPartitions:
 		// Messages fetched but not yet handed out belong to the next owner now, which starts
 		// from the committed offset; handing them out here would duplicate them.
-		c.dropBuffered(func(*ck.Message) bool { return true })
+		revoked := map[int32]bool{}
+		for _, p := range e.Partitions {
+			revoked[p.Partition] = true
+		}
+		c.dropBuffered(func(m *ck.Message) bool { return revoked[m.TopicPartition.Partition] })
 		// The acks recorded since the committer's last round go to the broker before the
 		// partition does, so the next owner skips them (C-ACK-5). A commit the group refuses
 		// (this member's generation already gone) loses them: they are delivered again.
@@ -361,15 +365,35 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		}
 		c.commitMu.Unlock()
 		c.mu.Lock()
-		clear(c.parts)
+		for _, p := range e.Partitions {
+			delete(c.parts, p.Partition)
+		}
 		c.signalRebalance()
 		c.mu.Unlock()
-		if err := kc.Unassign(); err != nil {
+		if err := unassign(kc, e.Partitions); err != nil {
 			c.onError(err)
 			return err
 		}
 	}
 	return nil
+}
+
+// assign and unassign change the member's assignment the way the group's rebalance protocol
+// demands: the classic protocol's eager rebalances replace the whole assignment, the
+// cooperative ones (the consumer group protocol, KIP-848) add and remove only the partitions
+// of the event. A topic here has one partition, so both move the same set.
+func assign(kc *ck.Consumer, parts []ck.TopicPartition) error {
+	if kc.GetRebalanceProtocol() == "COOPERATIVE" {
+		return kc.IncrementalAssign(parts)
+	}
+	return kc.Assign(parts)
+}
+
+func unassign(kc *ck.Consumer, parts []ck.TopicPartition) error {
+	if kc.GetRebalanceProtocol() == "COOPERATIVE" {
+		return kc.IncrementalUnassign(parts)
+	}
+	return kc.Unassign()
 }
 
 // signalRebalance wakes the Acks waiting for a rebalance; c.mu is held.

@@ -51,7 +51,7 @@ func TestCommonConfigCarriesSecurityAndDebug(t *testing.T) {
 	// Every client kind gets the security settings and the passthrough.
 	for name, m := range map[string]ck.ConfigMap{
 		"producer": producerConfig(base, k.Extra),
-		"consumer": consumerConfig(base, k.Extra, "g"),
+		"consumer": consumerConfig(base, k.Extra, "g", GroupProtocolClassic),
 	} {
 		for key, v := range want {
 			if got := m[key]; got != v {
@@ -62,9 +62,34 @@ func TestCommonConfigCarriesSecurityAndDebug(t *testing.T) {
 			t.Errorf("%s config: passthrough fetch.wait.max.ms = %v; want 7", name, got)
 		}
 	}
-	c := consumerConfig(base, nil, "g")
+	c := consumerConfig(base, nil, "g", GroupProtocolClassic)
 	if c["enable.auto.commit"] != false || c["group.id"] != "g" {
 		t.Errorf("consumer config: enable.auto.commit=%v group.id=%v", c["enable.auto.commit"], c["group.id"])
+	}
+	if _, ok := c["group.protocol"]; ok || c["session.timeout.ms"] == nil {
+		t.Errorf("classic consumer config: group.protocol=%v session.timeout.ms=%v", c["group.protocol"], c["session.timeout.ms"])
+	}
+	// KIP-848: the broker owns the session and heartbeat timeouts; librdkafka refuses them.
+	c = consumerConfig(base, nil, "g", GroupProtocolConsumer)
+	if c["group.protocol"] != "consumer" || c["session.timeout.ms"] != nil || c["heartbeat.interval.ms"] != nil {
+		t.Errorf("consumer-protocol config: group.protocol=%v session.timeout.ms=%v heartbeat.interval.ms=%v",
+			c["group.protocol"], c["session.timeout.ms"], c["heartbeat.interval.ms"])
+	}
+}
+
+func TestGroupProtocolSetting(t *testing.T) {
+	for v, want := range map[string]string{"": GroupProtocolClassic, "classic": GroupProtocolClassic, "consumer": GroupProtocolConsumer} {
+		c, err := ParseConfig(map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "b:1", "KAFKA_GROUP_PROTOCOL": v})
+		if err != nil || c.GroupProtocol != want {
+			t.Errorf("KAFKA_GROUP_PROTOCOL=%q: %q, %v; want %q", v, c.GroupProtocol, err, want)
+		}
+	}
+	_, err := ParseConfig(map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "b:1", "KAFKA_GROUP_PROTOCOL": "cooperative"})
+	if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "KAFKA_GROUP_PROTOCOL") {
+		t.Errorf("bad protocol: %v", err)
+	}
+	if KIP848Descriptor.Name != "kafka-kip848" || KIP848Descriptor.Settings["KAFKA_GROUP_PROTOCOL"] != GroupProtocolConsumer || !KIP848Descriptor.OptIn {
+		t.Errorf("KIP848Descriptor: %+v", KIP848Descriptor)
 	}
 }
 

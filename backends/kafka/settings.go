@@ -20,6 +20,7 @@ var Descriptor = backends.Descriptor{
 		"KAFKA_BOOTSTRAP_SERVERS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERT_LOCATION", "KAFKA_SSL_KEY_LOCATION",
 		"KAFKA_REPLICATION_FACTOR", "KAFKA_DEBUG", "KAFKA_CONSUMER_NO_WAIT", "KAFKA_ACK_SYNC", "KAFKA_COMMIT_INTERVAL_MS",
+		"KAFKA_GROUP_PROTOCOL",
 		"KAFKA_CONFIG_*", "KAFKA_ADMIN_CONFIG_*",
 	},
 	// Passthrough keys may carry credentials (sasl.password, ssl.key.password,
@@ -27,6 +28,19 @@ var Descriptor = backends.Descriptor{
 	Secret:   []string{"KAFKA_SASL_PASSWORD", "KAFKA_*CONFIG_*PASSWORD*", "KAFKA_*CONFIG_*SECRET*", "KAFKA_*CONFIG_*TOKEN*"},
 	Variants: []string{"latest-race", "close-unsubscribes", "auth-admin-only", "reconnect-stalls", "latest-race-1in20", "acks-leader-only"},
 }
+
+// KIP848Descriptor registers the same backend on Kafka's new consumer group protocol
+// (KAFKA_GROUP_PROTOCOL=consumer, KIP-848, generally available since Kafka 4.0): rebalances -
+// the heart of D2, G1 and the restart area - work differently there. Opt-in: it runs when
+// named, on a Kafka 4.x broker.
+var KIP848Descriptor = func() backends.Descriptor {
+	d := Descriptor
+	d.Name = "kafka-kip848"
+	d.Description = "Apache Kafka via confluent-kafka-go (librdkafka), KIP-848 consumer group protocol (group.protocol=consumer)"
+	d.Settings = map[string]string{"KAFKA_GROUP_PROTOCOL": GroupProtocolConsumer}
+	d.OptIn = true
+	return d
+}()
 
 // Config holds the Kafka client settings, parsed from backends.Config.Settings by ParseConfig.
 // Auth fields reach producer, consumer and admin.
@@ -64,7 +78,19 @@ type Config struct {
 	// plus one commit. At most MaxCommitInterval, so that an ack is committed well within
 	// backends.AckCrashBound.
 	CommitInterval time.Duration
+	// GroupProtocol is librdkafka's group.protocol (KAFKA_GROUP_PROTOCOL): "classic" (the
+	// default: the eager join/sync protocol, rebalances stop the whole group) or "consumer"
+	// (KIP-848, Kafka 4.0 and later: the broker computes assignments and members move
+	// partitions incrementally; session and heartbeat timeouts are then the broker's
+	// group.consumer.* settings, not the client's).
+	GroupProtocol string
 }
+
+// The group protocols of KAFKA_GROUP_PROTOCOL.
+const (
+	GroupProtocolClassic  = "classic"
+	GroupProtocolConsumer = "consumer"
+)
 
 const (
 	// DefaultCommitInterval: ten commits a second per consumer at most, whatever the ack rate.
@@ -109,6 +135,15 @@ func ParseConfig(s map[string]string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: KAFKA_ACK_SYNC=%q is not a boolean", backends.ErrInvalidConfig, v)
 		}
 		c.AckSync = b
+	}
+	switch v := s["KAFKA_GROUP_PROTOCOL"]; v {
+	case "", GroupProtocolClassic:
+		c.GroupProtocol = GroupProtocolClassic
+	case GroupProtocolConsumer:
+		c.GroupProtocol = v
+	default:
+		return Config{}, fmt.Errorf("%w: KAFKA_GROUP_PROTOCOL=%q: want %s or %s (KIP-848, Kafka 4.0 and later)",
+			backends.ErrInvalidConfig, v, GroupProtocolClassic, GroupProtocolConsumer)
 	}
 	if v := s["KAFKA_COMMIT_INTERVAL_MS"]; v != "" {
 		n, err := strconv.Atoi(v)
