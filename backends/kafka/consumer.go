@@ -161,6 +161,9 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		// Documented opt-out (KAFKA_CONSUMER_NO_WAIT): live only once the group assigns.
 		return c, nil
 	}
+	if b.kc.GroupProtocol == GroupProtocolConsumer && s.Mode != backends.Unique {
+		go c.readyOnStoredPosition(ctx)
+	}
 
 	select {
 	case <-c.ready:
@@ -173,6 +176,63 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	// Leaving the group may take a while with a sick broker; Consumer must not block past ctx.
 	go func() { _ = c.Close(context.Background()) }()
 	return nil, err
+}
+
+// storedPositionPoll paces readyOnStoredPosition's reads of the group's committed offsets.
+const storedPositionPoll = 200 * time.Millisecond
+
+// readyOnStoredPosition makes a member of a shared subscription on the consumer group protocol
+// (KIP-848) ready once the group has a committed position for every partition of the topic.
+// There a member whose assignment is empty - every member but one, since a topic has one
+// partition - gets no rebalance callback at all (the cooperative protocol signals changes only,
+// and librdkafka's statistics show no join either), so the assignment cannot say it joined.
+// A stored position says what the contract needs: the subscription is live, and whatever is
+// sent from now on reaches it, through the member that owns the partition or through this one
+// once it does (it starts at the committed offset). The first member fixes that position when
+// it is assigned (startOffsets). Ends when the consumer is ready, failed, closed, or ctx ends.
+func (c *consumer) readyOnStoredPosition(ctx context.Context) {
+	tick := time.NewTicker(storedPositionPoll)
+	defer tick.Stop()
+	ms := int(rebalanceCallTimeout / time.Millisecond)
+	for {
+		select {
+		case <-c.ready:
+			return
+		case <-c.failed:
+			return
+		case <-c.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		md, err := c.kc.GetMetadata(&c.name, false, ms)
+		if err != nil {
+			continue
+		}
+		tm, ok := md.Topics[c.name]
+		if !ok || len(tm.Partitions) == 0 {
+			continue
+		}
+		parts := make([]ck.TopicPartition, len(tm.Partitions))
+		for i, p := range tm.Partitions {
+			parts[i] = ck.TopicPartition{Topic: &c.name, Partition: p.ID}
+		}
+		committed, err := c.kc.Committed(parts, ms)
+		if err != nil {
+			continue
+		}
+		stored := len(committed) == len(parts)
+		for _, p := range committed {
+			if p.Error != nil || p.Offset < 0 {
+				stored = false
+			}
+		}
+		if stored {
+			c.readyOnce.Do(func() { close(c.ready) })
+			return
+		}
+	}
 }
 
 // groupName is the consumer group: the subscription name for shared subscriptions, a fresh
