@@ -129,264 +129,231 @@ func roundTripBeforeCut(ctx context.Context, b backends.Backend, tag string, tl 
 // networkCutSpecs declares F1, F4 and F3 on area's broker (the private-broker area's, in its
 // Ordered container: one spec after another, healed after each).
 func networkCutSpecs(area *faultArea) {
-	Behaviour("F1", func(ctx SpecContext) {
-		fb := area.broker()
-		tl := newTimeline()
-		b := openFaulty(ctx, fb)
-		c, p := roundTripBeforeCut(ctx, b, "f1", tl)
+	Behaviour("F1", func(ctx SpecContext) { consumerWaitsThroughCut(ctx, area) }, SpecTimeout(3*time.Minute))
+	Behaviour("F4", func(ctx SpecContext) { callsEndWhileCut(ctx, area) }, SpecTimeout(3*time.Minute))
+	Behaviour("F3", func(ctx SpecContext) { sendsDuringCut(ctx, area) }, SpecTimeout(2*time.Minute)) // specs/faults_send.go
+}
 
-		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
-		tl.add("network CUT for %s", faultCut)
-		healed := make(chan error, 1)
-		heal := time.AfterFunc(faultCut, func() { // the fault's duration, not synchronisation
-			err := fb.Heal(context.Background())
-			tl.add("network HEALED (%v)", err)
-			healed <- err
-		})
-		DeferCleanup(func(ctx SpecContext) {
-			if heal.Stop() {
-				_ = fb.Heal(ctx)
+// consumerWaitsThroughCut is F1: a round trip, a cut of faultCut with a sender retrying one
+// message through it and one more after the heal, and a consumer that Receives through it all.
+func consumerWaitsThroughCut(ctx SpecContext, area *faultArea) {
+	fb := area.broker()
+	tl := newTimeline()
+	b := openFaulty(ctx, fb)
+	c, p := roundTripBeforeCut(ctx, b, "f1", tl)
+
+	heal := cutNetwork(ctx, fb, tl)
+	tl.add("the cut lasts %s", faultCut)
+	healed := make(chan error, 1)
+	healTimer := time.AfterFunc(faultCut, func() { healed <- heal(context.Background()) }) // the fault's duration, not synchronisation
+	DeferCleanup(func() { healTimer.Stop() })
+
+	sent := make(chan error, 1)
+	go func() {
+		defer GinkgoRecover()
+		sent <- sendThroughCut(ctx, p, healed, tl)
+	}()
+
+	want := []string{"f1-during-0", "f1-after-0"}
+	r := newFaultReceiver(c, tl, true, 250*time.Millisecond)
+	_ = r.until(ctx, faultCut+callWithin+arriveWithin, func() bool { return len(missing(want, r.got)) == 0 })
+	var sendErr error
+	select {
+	case sendErr = <-sent:
+	case <-ctx.Done():
+		sendErr = ctx.Err()
+	}
+	Expect(sendErr).NotTo(HaveOccurred(), "the sender;\n%s", tl)
+	Expect(missing(want, r.got)).To(BeEmpty(),
+		"the consumer that waited through the cut must receive what was sent during it and after the heal; got %s;\n%s", show(r.order), tl)
+	Expect(r.order).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
+	checkHistory(b, true)
+}
+
+// sendThroughCut is F1's sender: f1-during is sent while the network is cut, retried (each
+// attempt bounded, paced) until a Send returns nil; f1-after once healed reports the heal.
+func sendThroughCut(ctx context.Context, p backends.Producer, healed <-chan error, tl *timeline) error {
+	deadline := time.Now().Add(faultCut + callWithin)
+	pace := time.NewTicker(250 * time.Millisecond) // pacing of retries, not synchronisation
+	defer pace.Stop()
+	for attempt := 1; ; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, sendAttemptWithin)
+		start := time.Now()
+		err := p.Send(sctx, msg("f1-during", 0))
+		cancel()
+		tl.add("Send f1-during attempt %d returned after %s: %v", attempt, since(start), err)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no Send of f1-during succeeded in %d attempts by %s after the cut: %w", attempt, faultCut+callWithin, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-pace.C:
+		}
+	}
+	select {
+	case err := <-healed:
+		if err != nil {
+			return fmt.Errorf("heal: %w", err)
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	sctx, cancel := context.WithTimeout(ctx, callWithin)
+	defer cancel()
+	start := time.Now()
+	err := p.Send(sctx, msg("f1-after", 0))
+	tl.add("Send f1-after returned after %s: %v", since(start), err)
+	return err
+}
+
+// callsEndWhileCut is F4: every kind of call made while the network is cut ends within its
+// context with ErrUnavailable or ErrTimeout, and the same client works after the heal.
+func callsEndWhileCut(ctx SpecContext, area *faultArea) {
+	fb := area.broker()
+	tl := newTimeline()
+	b := openFaulty(ctx, fb)
+
+	// Before the cut: topics, a producer, and one round trip, so the client holds live
+	// connections (metadata, coordinator, lookups) when they are cut.
+	existing := newTopic(backends.ClassFlow, "f4")
+	doomed := newTopic(backends.ClassFlow, "f4-del")
+	for _, t := range []string{existing, doomed} {
+		cctx, cancel := context.WithTimeout(ctx, callWithin)
+		err := b.CreateTopic(cctx, t)
+		cancel()
+		Expect(err).NotTo(HaveOccurred(), "create %s before the cut", t)
+	}
+	p := produce(ctx, b, existing)
+	c := subscribe(ctx, b, existing, unique("f4"), backends.WithPosition(backends.Earliest))
+	sendAll(ctx, p, msg("f4-before", 0))
+	r := receiveN(ctx, c, 1, arriveWithin, ack)
+	Expect(r.Got).To(HaveLen(1), "round trip before the cut; %s", r.describe())
+	closeNow(ctx, c)
+	tl.add("round trip before the cut done")
+
+	heal := cutNetwork(ctx, fb, tl)
+
+	// What a call opened despite the cut is closed after the spec (never from the
+	// calls' goroutines).
+	var openedMu sync.Mutex
+	var opened []func(context.Context) error
+	keep := func(close func(context.Context) error) {
+		openedMu.Lock()
+		defer openedMu.Unlock()
+		opened = append(opened, close)
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		openedMu.Lock()
+		defer openedMu.Unlock()
+		for _, c := range opened {
+			_ = c(ctx)
+		}
+	}, NodeTimeout(callWithin))
+	calls := []cutCall{
+		{"Consumer()", func(ctx context.Context) (string, error) {
+			c, err := b.Consumer(ctx, newTopic(backends.ClassFlow, "f4-cut"), unique("f4"))
+			if c != nil {
+				keep(c.Close)
 			}
-		}, NodeTimeout(callWithin))
-
-		// The sender: "during" is sent while cut, retried (each attempt bounded, paced)
-		// until a Send returns nil; "after" once the network is back.
-		sent := make(chan error, 1)
+			return "", err
+		}},
+		{"Producer()", func(ctx context.Context) (string, error) {
+			p, err := b.Producer(ctx, newTopic(backends.ClassFlow, "f4-cut"))
+			if p != nil {
+				keep(p.Close)
+			}
+			return "", err
+		}},
+		{"Send", func(ctx context.Context) (string, error) { return "", p.Send(ctx, msg("f4-during", 0)) }},
+		{"CreateTopic", func(ctx context.Context) (string, error) {
+			return "", b.CreateTopic(ctx, newTopic(backends.ClassFlow, "f4-new"))
+		}},
+		{"DeleteTopic", func(ctx context.Context) (string, error) { return "", b.DeleteTopic(ctx, doomed) }},
+		{"TopicExists", func(ctx context.Context) (string, error) {
+			ok, err := b.TopicExists(ctx, existing)
+			return fmt.Sprintf("exists=%v", ok), err
+		}},
+	}
+	results := make(chan struct {
+		i int
+		cutResult
+	}, len(calls))
+	for i, cl := range calls {
 		go func() {
 			defer GinkgoRecover()
-			deadline := time.Now().Add(faultCut + callWithin)
-			pace := time.NewTicker(250 * time.Millisecond) // pacing of retries, not synchronisation
-			defer pace.Stop()
-			for attempt := 1; ; attempt++ {
-				sctx, cancel := context.WithTimeout(ctx, sendAttemptWithin)
-				start := time.Now()
-				err := p.Send(sctx, msg("f1-during", 0))
-				cancel()
-				tl.add("Send f1-during attempt %d returned after %s: %v", attempt, since(start), err)
-				if err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					sent <- fmt.Errorf("no Send of f1-during succeeded in %d attempts by %s after the cut: %w", attempt, faultCut+callWithin, err)
-					return
-				}
-				select {
-				case <-ctx.Done():
-					sent <- ctx.Err()
-					return
-				case <-pace.C:
-				}
-			}
-			select {
-			case err := <-healed:
-				if err != nil {
-					sent <- fmt.Errorf("heal: %w", err)
-					return
-				}
-			case <-ctx.Done():
-				sent <- ctx.Err()
-				return
-			}
-			sctx, cancel := context.WithTimeout(ctx, callWithin)
+			cctx, cancel := context.WithTimeout(ctx, faultCallWithin)
 			defer cancel()
 			start := time.Now()
-			err := p.Send(sctx, msg("f1-after", 0))
-			tl.add("Send f1-after returned after %s: %v", since(start), err)
-			sent <- err
+			answer, err := cl.call(cctx)
+			results <- struct {
+				i int
+				cutResult
+			}{i, cutResult{time.Since(start), answer, err}}
 		}()
-
-		// The consumer waits through the cut: Receive again after any error, as an
-		// application does, never reopening.
-		want := []string{"f1-during-0", "f1-after-0"}
-		var got []string
-		rctx, cancel := context.WithTimeout(ctx, faultCut+callWithin+arriveWithin)
-		defer cancel()
-		for len(missing(want, countStrings(got))) > 0 && rctx.Err() == nil {
-			start := time.Now()
-			d, err := c.Receive(rctx)
-			if err != nil {
-				if rctx.Err() == nil {
-					tl.add("Receive returned after %s: %v", since(start), err)
-					select { // pacing after a failed Receive, not synchronisation
-					case <-rctx.Done():
-					case <-time.After(250 * time.Millisecond):
-					}
-				}
-				continue
-			}
-			got = append(got, string(d.Payload))
-			tl.add("received %s", brief(d.Payload))
-			actx, acancel := context.WithTimeout(ctx, callWithin)
-			err = c.Ack(actx, d)
-			acancel()
-			Expect(err).NotTo(HaveOccurred(), "ack %q;\n%s", d.Payload, tl)
-		}
-		var sendErr error
+	}
+	got := map[int]cutResult{}
+	hung := time.NewTimer(faultCallWithin + faultLate)
+collect:
+	for len(got) < len(calls) {
 		select {
-		case sendErr = <-sent:
+		case r := <-results:
+			got[r.i] = r.cutResult
+			tl.add("%s returned after %s: %s error=%v", calls[r.i].name, r.took.Round(time.Millisecond), r.answer, r.err)
+		case <-hung.C:
+			break collect
 		case <-ctx.Done():
-			sendErr = ctx.Err()
+			break collect
 		}
-		Expect(sendErr).NotTo(HaveOccurred(), "the sender;\n%s", tl)
-		Expect(missing(want, countStrings(got))).To(BeEmpty(),
-			"the consumer that waited through the cut must receive what was sent during it and after the heal; got %s;\n%s", show(got), tl)
-		Expect(got).NotTo(ContainElement("f1-before-0"), "a message acked before the cut was delivered again;\n%s", tl)
-		checkHistory(b, true)
-	}, SpecTimeout(3*time.Minute))
-
-	Behaviour("F4", func(ctx SpecContext) {
-		fb := area.broker()
-		tl := newTimeline()
-		b := openFaulty(ctx, fb)
-
-		// Before the cut: topics, a producer, and one round trip, so the client holds live
-		// connections (metadata, coordinator, lookups) when they are cut.
-		existing := newTopic(backends.ClassFlow, "f4")
-		doomed := newTopic(backends.ClassFlow, "f4-del")
-		for _, t := range []string{existing, doomed} {
-			cctx, cancel := context.WithTimeout(ctx, callWithin)
-			err := b.CreateTopic(cctx, t)
-			cancel()
-			Expect(err).NotTo(HaveOccurred(), "create %s before the cut", t)
+	}
+	hung.Stop()
+	var bad []string
+	for i, cl := range calls {
+		r, ok := got[i]
+		switch {
+		case !ok:
+			tl.add("%s still running: it did not end within its %s context (+%s)", cl.name, faultCallWithin, faultLate)
+			bad = append(bad, cl.name+" hung past its context")
+		case r.err == nil:
+			bad = append(bad, strings.TrimSpace(cl.name+" returned no error "+r.answer))
+		case !errors.Is(r.err, backends.ErrUnavailable) && !errors.Is(r.err, backends.ErrTimeout):
+			bad = append(bad, fmt.Sprintf("%s: error wraps neither ErrUnavailable nor ErrTimeout (%v)", cl.name, r.err))
 		}
-		p := produce(ctx, b, existing)
-		c := subscribe(ctx, b, existing, unique("f4"), backends.WithPosition(backends.Earliest))
-		sendAll(ctx, p, msg("f4-before", 0))
-		r := receiveN(ctx, c, 1, arriveWithin, ack)
-		Expect(r.Got).To(HaveLen(1), "round trip before the cut; %s", r.describe())
-		closeNow(ctx, c)
-		tl.add("round trip before the cut done")
+	}
 
-		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
-		tl.add("network CUT")
-		healed := false
-		DeferCleanup(func(ctx SpecContext) {
-			if !healed {
-				_ = fb.Heal(ctx)
-			}
-		}, NodeTimeout(callWithin))
+	Expect(heal(ctx)).To(Succeed(), "heal the network")
+	Expect(bad).To(BeEmpty(), "while the network was cut, every call must end within its context with an error wrapping ErrUnavailable or ErrTimeout;\n%s", tl)
 
-		// What a call opened despite the cut is closed after the spec (never from the
-		// calls' goroutines).
-		var openedMu sync.Mutex
-		var opened []func(context.Context) error
-		keep := func(close func(context.Context) error) {
-			openedMu.Lock()
-			defer openedMu.Unlock()
-			opened = append(opened, close)
-		}
-		DeferCleanup(func(ctx SpecContext) {
-			openedMu.Lock()
-			defer openedMu.Unlock()
-			for _, c := range opened {
-				_ = c(ctx)
-			}
-		}, NodeTimeout(callWithin))
-		calls := []cutCall{
-			{"Consumer()", func(ctx context.Context) (string, error) {
-				c, err := b.Consumer(ctx, newTopic(backends.ClassFlow, "f4-cut"), unique("f4"))
-				if c != nil {
-					keep(c.Close)
-				}
-				return "", err
-			}},
-			{"Producer()", func(ctx context.Context) (string, error) {
-				p, err := b.Producer(ctx, newTopic(backends.ClassFlow, "f4-cut"))
-				if p != nil {
-					keep(p.Close)
-				}
-				return "", err
-			}},
-			{"Send", func(ctx context.Context) (string, error) { return "", p.Send(ctx, msg("f4-during", 0)) }},
-			{"CreateTopic", func(ctx context.Context) (string, error) {
-				return "", b.CreateTopic(ctx, newTopic(backends.ClassFlow, "f4-new"))
-			}},
-			{"DeleteTopic", func(ctx context.Context) (string, error) { return "", b.DeleteTopic(ctx, doomed) }},
-			{"TopicExists", func(ctx context.Context) (string, error) {
-				ok, err := b.TopicExists(ctx, existing)
-				return fmt.Sprintf("exists=%v", ok), err
-			}},
-		}
-		results := make(chan struct {
-			i int
-			cutResult
-		}, len(calls))
-		for i, cl := range calls {
-			go func() {
-				defer GinkgoRecover()
-				cctx, cancel := context.WithTimeout(ctx, faultCallWithin)
-				defer cancel()
-				start := time.Now()
-				answer, err := cl.call(cctx)
-				results <- struct {
-					i int
-					cutResult
-				}{i, cutResult{time.Since(start), answer, err}}
-			}()
-		}
-		got := map[int]cutResult{}
-		hung := time.NewTimer(faultCallWithin + faultLate)
-	collect:
-		for len(got) < len(calls) {
-			select {
-			case r := <-results:
-				got[r.i] = r.cutResult
-				tl.add("%s returned after %s: %s error=%v", calls[r.i].name, r.took.Round(time.Millisecond), r.answer, r.err)
-			case <-hung.C:
-				break collect
-			case <-ctx.Done():
-				break collect
-			}
-		}
-		hung.Stop()
-		var bad []string
-		for i, cl := range calls {
-			r, ok := got[i]
-			switch {
-			case !ok:
-				tl.add("%s still running: it did not end within its %s context (+%s)", cl.name, faultCallWithin, faultLate)
-				bad = append(bad, cl.name+" hung past its context")
-			case r.err == nil:
-				bad = append(bad, strings.TrimSpace(cl.name+" returned no error "+r.answer))
-			case !errors.Is(r.err, backends.ErrUnavailable) && !errors.Is(r.err, backends.ErrTimeout):
-				bad = append(bad, fmt.Sprintf("%s: error wraps neither ErrUnavailable nor ErrTimeout (%v)", cl.name, r.err))
-			}
-		}
+	// After the heal: the same Backend and the producer from before the cut work again.
+	// Each call once, with the ordinary bound: the client reconnects by itself.
+	cctx, cancel := context.WithTimeout(ctx, callWithin)
+	start := time.Now()
+	exists, err := b.TopicExists(cctx, existing)
+	cancel()
+	tl.add("after heal: TopicExists after %s: %v, %v", since(start), exists, err)
+	Expect(err).NotTo(HaveOccurred(), "TopicExists after the heal;\n%s", tl)
+	Expect(exists).To(BeTrue(), "TopicExists after the heal of a topic created before the cut;\n%s", tl)
 
-		Expect(fb.Heal(ctx)).To(Succeed(), "heal the network")
-		healed = true
-		tl.add("network HEALED")
-		Expect(bad).To(BeEmpty(), "while the network was cut, every call must end within its context with an error wrapping ErrUnavailable or ErrTimeout;\n%s", tl)
+	cctx, cancel = context.WithTimeout(ctx, callWithin)
+	start = time.Now()
+	c2, err := b.Consumer(cctx, existing, unique("f4-after"), backends.WithPosition(backends.Latest))
+	cancel()
+	tl.add("after heal: Consumer() after %s: %v", since(start), err)
+	Expect(err).NotTo(HaveOccurred(), "Consumer() after the heal;\n%s", tl)
+	DeferCleanup(func(ctx SpecContext) { Expect(c2.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
 
-		// After the heal: the same Backend and the producer from before the cut work again.
-		// Each call once, with the ordinary bound: the client reconnects by itself.
-		cctx, cancel := context.WithTimeout(ctx, callWithin)
-		start := time.Now()
-		exists, err := b.TopicExists(cctx, existing)
-		cancel()
-		tl.add("after heal: TopicExists after %s: %v, %v", since(start), exists, err)
-		Expect(err).NotTo(HaveOccurred(), "TopicExists after the heal;\n%s", tl)
-		Expect(exists).To(BeTrue(), "TopicExists after the heal of a topic created before the cut;\n%s", tl)
-
-		cctx, cancel = context.WithTimeout(ctx, callWithin)
-		start = time.Now()
-		c2, err := b.Consumer(cctx, existing, unique("f4-after"), backends.WithPosition(backends.Latest))
-		cancel()
-		tl.add("after heal: Consumer() after %s: %v", since(start), err)
-		Expect(err).NotTo(HaveOccurred(), "Consumer() after the heal;\n%s", tl)
-		DeferCleanup(func(ctx SpecContext) { Expect(c2.Close(ctx)).To(Succeed()) }, NodeTimeout(callWithin))
-
-		cctx, cancel = context.WithTimeout(ctx, callWithin)
-		start = time.Now()
-		err = p.Send(cctx, msg("f4-after", 0))
-		cancel()
-		tl.add("after heal: Send on the producer from before the cut after %s: %v", since(start), err)
-		Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
-		r = receivePayload(ctx, c2, "f4-after-0", arriveWithin, ack)
-		tl.add("after heal: received %s", show(payloads(r.Got)))
-		Expect(payloads(r.Got)).To(ContainElement("f4-after-0"), "the message sent after the heal must arrive; %s\n%s", r.describe(), tl)
-	}, SpecTimeout(3*time.Minute))
-	sendsDuringCut(area) // F3, specs/faults_send.go
+	cctx, cancel = context.WithTimeout(ctx, callWithin)
+	start = time.Now()
+	err = p.Send(cctx, msg("f4-after", 0))
+	cancel()
+	tl.add("after heal: Send on the producer from before the cut after %s: %v", since(start), err)
+	Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
+	r = receivePayload(ctx, c2, "f4-after-0", arriveWithin, ack)
+	tl.add("after heal: received %s", show(payloads(r.Got)))
+	Expect(payloads(r.Got)).To(ContainElement("f4-after-0"), "the message sent after the heal must arrive; %s\n%s", r.describe(), tl)
 }
 
 // countStrings counts payload strings like counts does deliveries.

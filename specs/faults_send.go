@@ -73,184 +73,134 @@ func (t F3Tally) String() string {
 	return s
 }
 
-// sendsDuringCut declares F3 inside the private-broker area (specs/private.go), on its shared
-// proxied broker.
-func sendsDuringCut(area *faultArea) {
-	Behaviour("F3", func(ctx SpecContext) {
-		fb := area.broker()
-		tl := newTimeline()
-		b := openFaulty(ctx, fb)
-		c, p := roundTripBeforeCut(ctx, b, "f3", tl)
+// sendsDuringCut is F3: three waves of concurrent Sends while the network is cut (the last
+// still waiting at the heal), one more after it, and the consumer subscribed before the cut
+// receiving every message whose Send returned nil.
+func sendsDuringCut(ctx SpecContext, area *faultArea) {
+	fb := area.broker()
+	tl := newTimeline()
+	b := openFaulty(ctx, fb)
+	c, p := roundTripBeforeCut(ctx, b, "f3", tl)
 
-		Expect(fb.Cut(ctx)).To(Succeed(), "cut the network")
-		cutAt := time.Now()
-		tl.add("network CUT")
-		healed := false
-		DeferCleanup(func(ctx SpecContext) {
-			if !healed {
-				_ = fb.Heal(ctx)
-			}
-		}, NodeTimeout(callWithin))
+	heal := cutNetwork(ctx, fb, tl)
+	cutAt := time.Now()
 
-		// launch issues one wave of concurrent Sends, each with its own context; the returned
-		// wait collects them, giving up on a Send faultLate after its context ended.
-		var sends []*f3Send
-		launch := func(tag string, within time.Duration) (wait func()) {
-			type result struct {
-				i    int
-				took time.Duration
-				err  error
-			}
-			results := make(chan result, f3PerWave)
-			wave := make([]*f3Send, f3PerWave)
-			for i := range wave {
-				m := msg(tag, i)
-				wave[i] = &f3Send{payload: string(m.Payload), within: within}
-				go func() {
-					defer GinkgoRecover()
-					sctx, cancel := context.WithTimeout(ctx, within)
-					defer cancel()
-					start := time.Now()
-					err := p.Send(sctx, m)
-					took := time.Since(start)
-					tl.add("Send %s (context %s) returned after %s: %v", m.Payload, within, took.Round(time.Millisecond), err)
-					results <- result{i, took, err}
-				}()
-			}
-			sends = append(sends, wave...)
-			tl.add("issued %d concurrent Sends %s-0..%d", f3PerWave, tag, f3PerWave-1)
-			return func() {
-				late := time.NewTimer(within + faultLate)
-				defer late.Stop()
-				for n := 0; n < f3PerWave; n++ {
-					select {
-					case res := <-results:
-						s := wave[res.i]
-						s.ended, s.took, s.err = true, res.took, res.err
-					case <-late.C:
-						return
-					case <-ctx.Done():
-						return
-					}
-				}
-			}
+	// launch issues one wave of concurrent Sends, each with its own context; the returned
+	// wait collects them, giving up on a Send faultLate after its context ended.
+	var sends []*f3Send
+	launch := func(tag string, within time.Duration) (wait func()) {
+		type result struct {
+			i    int
+			took time.Duration
+			err  error
 		}
-
-		// Two waves while cut, the second issued after the first ended (a sender that goes on
-		// sending after an error, as an application does), then a third whose Sends are still
-		// waiting when the network comes back.
-		launch("f3-w1", f3SendWithin)()
-		launch("f3-w2", f3SendWithin)()
-		wait3 := launch("f3-w3", f3StraddleWithin)
-		select { // the fault's duration, not synchronisation
-		case <-time.After(f3HealAfter):
-		case <-ctx.Done():
-		}
-		Expect(fb.Heal(ctx)).To(Succeed(), "heal the network;\n%s", tl)
-		healed = true
-		healedAt := time.Now()
-		tally := F3Tally{CutFor: healedAt.Sub(cutAt).Round(time.Millisecond).String()}
-		tl.add("network HEALED after %s", tally.CutFor)
-		wait3()
-
-		// After the heal, one more Send on the same producer: it must succeed and arrive too,
-		// and it marks the end of what the consumer must see.
-		sctx, cancel := context.WithTimeout(ctx, callWithin)
-		start := time.Now()
-		err := p.Send(sctx, msg("f3-after", 0))
-		cancel()
-		tl.add("Send f3-after-0 after the heal returned after %s: %v", since(start), err)
-		Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
-
-		var problems []string
-		want := []string{"f3-after-0"}
-		for _, s := range sends {
-			tally.Sends++
-			switch {
-			case !s.ended:
-				tally.Hung = append(tally.Hung, s.payload)
-				problems = append(problems, fmt.Sprintf("Send %s did not return within its %s context (+%s)", s.payload, s.within, faultLate))
-			case s.took > s.within+faultLate:
-				problems = append(problems, fmt.Sprintf("Send %s returned after %s, past its %s context (+%s)", s.payload, s.took.Round(time.Millisecond), s.within, faultLate))
-				fallthrough
-			default:
-				if s.err != nil {
-					tally.Errored++
-				} else {
-					tally.ReturnedNil++
-					want = append(want, s.payload)
-				}
-			}
-		}
-
-		// The consumer subscribed before the cut receives, without being reopened, every
-		// message whose Send returned nil; it Receives again after an error, as an
-		// application does.
-		got := map[string]int{}
-		var order []string
-		receive := func(within time.Duration, done func() bool) {
-			rctx, cancel := context.WithTimeout(ctx, within)
-			defer cancel()
-			var lastErr string // the timeline shows a repeated error once, with its count
-			repeats := 0
-			defer func() {
-				if repeats > 0 {
-					tl.add("... and %d more Receives returned that error", repeats)
-				}
-			}()
-			for (done == nil || !done()) && rctx.Err() == nil {
+		results := make(chan result, f3PerWave)
+		wave := make([]*f3Send, f3PerWave)
+		for i := range wave {
+			m := msg(tag, i)
+			wave[i] = &f3Send{payload: string(m.Payload), within: within}
+			go func() {
+				defer GinkgoRecover()
+				sctx, cancel := context.WithTimeout(ctx, within)
+				defer cancel()
 				start := time.Now()
-				d, err := c.Receive(rctx)
-				if err != nil {
-					if rctx.Err() == nil {
-						if err.Error() == lastErr {
-							repeats++
-						} else {
-							if repeats > 0 {
-								tl.add("... and %d more Receives returned that error", repeats)
-							}
-							lastErr, repeats = err.Error(), 0
-							tl.add("Receive returned after %s: %v", since(start), err)
-						}
-						select { // pacing after a failed Receive, not synchronisation
-						case <-rctx.Done():
-						case <-time.After(250 * time.Millisecond):
-						}
-					}
-					continue
+				err := p.Send(sctx, m)
+				took := time.Since(start)
+				tl.add("Send %s (context %s) returned after %s: %v", m.Payload, within, took.Round(time.Millisecond), err)
+				results <- result{i, took, err}
+			}()
+		}
+		sends = append(sends, wave...)
+		tl.add("issued %d concurrent Sends %s-0..%d", f3PerWave, tag, f3PerWave-1)
+		return func() {
+			late := time.NewTimer(within + faultLate)
+			defer late.Stop()
+			for n := 0; n < f3PerWave; n++ {
+				select {
+				case res := <-results:
+					s := wave[res.i]
+					s.ended, s.took, s.err = true, res.took, res.err
+				case <-late.C:
+					return
+				case <-ctx.Done():
+					return
 				}
-				got[string(d.Payload)]++
-				order = append(order, string(d.Payload))
-				tl.add("received %s", brief(d.Payload))
-				actx, acancel := context.WithTimeout(ctx, callWithin)
-				err = c.Ack(actx, d)
-				acancel()
-				Expect(err).NotTo(HaveOccurred(), "ack %q;\n%s", d.Payload, tl)
 			}
 		}
-		receive(arriveWithin, func() bool { return len(missing(want, got)) == 0 })
-		if len(missing(want, got)) == 0 {
-			tally.AfterHealArrival = since(healedAt).String()
-			receive(f3Straggle, nil) // count late deliveries of failed Sends (a report only)
-		}
-		for _, s := range sends {
-			switch {
-			case s.ended && s.err != nil && got[s.payload] > 0:
-				tally.DeliveredAnyway = append(tally.DeliveredAnyway, s.payload)
-			case s.ended && s.err == nil && got[s.payload] == 0:
-				tally.NilNotDelivered = append(tally.NilNotDelivered, s.payload)
-			}
-		}
-		tally.Duplicates = duplicated(got)
-		slices.Sort(tally.DeliveredAnyway)
-		tl.add("tally: %s", tally)
-		AddReportEntry("F3 sends during the cut", tally, ReportEntryVisibilityAlways)
+	}
 
-		if m := missing(want, got); len(m) > 0 {
-			problems = append(problems, fmt.Sprintf("not delivered within %s although Send returned nil (silent loss): %s", arriveWithin, show(m)))
+	// Two waves while cut, the second issued after the first ended (a sender that goes on
+	// sending after an error, as an application does), then a third whose Sends are still
+	// waiting when the network comes back.
+	launch("f3-w1", f3SendWithin)()
+	launch("f3-w2", f3SendWithin)()
+	wait3 := launch("f3-w3", f3StraddleWithin)
+	select { // the fault's duration, not synchronisation
+	case <-time.After(f3HealAfter):
+	case <-ctx.Done():
+	}
+	Expect(heal(ctx)).To(Succeed(), "heal the network;\n%s", tl)
+	healedAt := time.Now()
+	tally := F3Tally{CutFor: healedAt.Sub(cutAt).Round(time.Millisecond).String()}
+	tl.add("the cut lasted %s", tally.CutFor)
+	wait3()
+
+	// After the heal, one more Send on the same producer: it must succeed and arrive too,
+	// and it marks the end of what the consumer must see.
+	sctx, cancel := context.WithTimeout(ctx, callWithin)
+	start := time.Now()
+	err := p.Send(sctx, msg("f3-after", 0))
+	cancel()
+	tl.add("Send f3-after-0 after the heal returned after %s: %v", since(start), err)
+	Expect(err).NotTo(HaveOccurred(), "Send on the producer opened before the cut, after the heal;\n%s", tl)
+
+	var problems []string
+	want := []string{"f3-after-0"}
+	for _, s := range sends {
+		tally.Sends++
+		switch {
+		case !s.ended:
+			tally.Hung = append(tally.Hung, s.payload)
+			problems = append(problems, fmt.Sprintf("Send %s did not return within its %s context (+%s)", s.payload, s.within, faultLate))
+		case s.took > s.within+faultLate:
+			problems = append(problems, fmt.Sprintf("Send %s returned after %s, past its %s context (+%s)", s.payload, s.took.Round(time.Millisecond), s.within, faultLate))
+			fallthrough
+		default:
+			if s.err != nil {
+				tally.Errored++
+			} else {
+				tally.ReturnedNil++
+				want = append(want, s.payload)
+			}
 		}
-		Expect(problems).To(BeEmpty(),
-			"every Send made during the cut must end within its context, and every message whose Send returned nil must be delivered after the heal; %s; received %s;\n%s", tally, show(order), tl)
-		checkHistory(b, true)
-	}, SpecTimeout(2*time.Minute))
+	}
+
+	// The consumer subscribed before the cut receives, without being reopened, every
+	// message whose Send returned nil.
+	r := newFaultReceiver(c, tl, true, 250*time.Millisecond)
+	got := r.got
+	_ = r.until(ctx, arriveWithin, func() bool { return len(missing(want, got)) == 0 })
+	if len(missing(want, got)) == 0 {
+		tally.AfterHealArrival = since(healedAt).String()
+		_ = r.until(ctx, f3Straggle, nil) // count late deliveries of failed Sends (a report only)
+	}
+	for _, s := range sends {
+		switch {
+		case s.ended && s.err != nil && got[s.payload] > 0:
+			tally.DeliveredAnyway = append(tally.DeliveredAnyway, s.payload)
+		case s.ended && s.err == nil && got[s.payload] == 0:
+			tally.NilNotDelivered = append(tally.NilNotDelivered, s.payload)
+		}
+	}
+	tally.Duplicates = duplicated(got)
+	slices.Sort(tally.DeliveredAnyway)
+	tl.add("tally: %s", tally)
+	AddReportEntry("F3 sends during the cut", tally, ReportEntryVisibilityAlways)
+
+	if m := missing(want, got); len(m) > 0 {
+		problems = append(problems, fmt.Sprintf("not delivered within %s although Send returned nil (silent loss): %s", arriveWithin, show(m)))
+	}
+	Expect(problems).To(BeEmpty(),
+		"every Send made during the cut must end within its context, and every message whose Send returned nil must be delivered after the heal; %s; received %s;\n%s", tally, show(r.order), tl)
+	checkHistory(b, true)
 }
