@@ -36,15 +36,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any, Dict, Iterable, List, Optional, Set
 
-from aiokafka import ConsumerRebalanceListener, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import ConsumerStoppedError, KafkaTimeoutError, for_code
+from aiokafka.errors import (AuthenticationFailedError, ConsumerStoppedError, KafkaConnectionError,
+                             KafkaTimeoutError, SaslAuthenticationFailed,
+                             UnsupportedSaslMechanismError, for_code)
 from aiokafka.structs import OffsetAndMetadata
 
 from trustgraph.base.async_kafka_backend import (AsyncKafkaBackend, AsyncKafkaConsumer,
-                                                 AsyncKafkaMessage)
+                                                 AsyncKafkaMessage, AsyncKafkaProducer)
 
 logger = logging.getLogger(__name__)
 
@@ -306,11 +309,38 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
                                         f"in the broker's metadata after {admin._request_timeout_ms} ms")
             await asyncio.sleep(0.05)
 
+    async def _start(self, client) -> None:
+        """client.start(), with the broker's own reason when bootstrapping fails: aiokafka logs
+        why each bootstrap broker refused ("[Error 58] SaslAuthenticationFailed") and raises
+        KafkaConnectionError("Unable to bootstrap"), so bad credentials read as a broker that is
+        down. With SASL configured, one more connection to the first bootstrap broker, alone,
+        raises its authentication error (chained to the original); otherwise the original."""
+        try:
+            await client.start()
+        except KafkaConnectionError as err:
+            if not self._sasl_mechanism:
+                raise
+            from aiokafka.conn import create_conn
+
+            host, _, port = self._bootstrap_servers.split(",")[0].strip().rpartition(":")
+            try:
+                conn = await create_conn(
+                    host, int(port), security_protocol=self._security_protocol,
+                    sasl_mechanism=self._sasl_mechanism, sasl_plain_username=self._sasl_username,
+                    sasl_plain_password=self._sasl_password)
+            except (SaslAuthenticationFailed, AuthenticationFailedError,
+                    UnsupportedSaslMechanismError) as auth:
+                raise auth from err
+            except Exception:  # noqa: BLE001 - not an authentication failure: the original
+                raise err from None
+            conn.close()
+            raise
+
     async def topic_exists(self, topic: str) -> bool:
         topic_name, _, _ = self._parse_topic(topic)
         admin = AIOKafkaAdminClient(**self._client_kwargs())
         try:
-            await admin.start()
+            await self._start(admin)
             return await self._describe(admin, topic_name)
         finally:
             await admin.close()
@@ -319,7 +349,7 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
         topic_name, cls, _ = self._parse_topic(topic)
         admin = AIOKafkaAdminClient(**self._client_kwargs())
         try:
-            await admin.start()
+            await self._start(admin)
             resp = await admin.create_topics([NewTopic(
                 topic_name, num_partitions=1, replication_factor=1,
                 topic_configs={"retention.ms": str(self._retention_ms(cls))})])
@@ -335,7 +365,7 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
         topic_name, _, _ = self._parse_topic(topic)
         admin = AIOKafkaAdminClient(**self._client_kwargs())
         try:
-            await admin.start()
+            await self._start(admin)
             resp = await admin.delete_topics([topic_name])
             for name, code in resp.topic_error_codes:
                 if name == topic_name and code != UNKNOWN_TOPIC_OR_PARTITION:
@@ -345,7 +375,12 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
             await admin.close()
 
     async def create_producer(self, topic: str, schema: type, **options):
-        p = await super().create_producer(topic, schema, **options)
+        # TrustGraph's producer, started through _start (see there) instead of by itself.
+        topic_name, _, durable = self._parse_topic(topic)
+        producer = AIOKafkaProducer(**self._client_kwargs(), acks="all" if durable else 1,
+                                    max_request_size=10485760)
+        await self._start(producer)
+        p = AsyncKafkaProducer(producer, topic_name)
         self._handed_out.append(p)
         return p
 
@@ -353,10 +388,6 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
                               initial_position: str = "latest", **options):
         # TrustGraph's own consumer settings, subscribed with a rebalance listener instead of
         # by topic name in the constructor (aiokafka allows a listener only through subscribe).
-        import uuid
-
-        from aiokafka import AIOKafkaConsumer
-
         topic_name, cls, _ = self._parse_topic(topic)
         if cls in ("response", "notify"):
             group_id = f"{subscription}-{uuid.uuid4()}"
@@ -375,7 +406,7 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
         )
         fixed = FixedAsyncKafkaConsumer(consumer, schema, group_id)
         consumer.subscribe([topic_name], listener=fixed.listener)
-        await consumer.start()
+        await self._start(consumer)
         try:
             await fixed._ready()
         except BaseException:
