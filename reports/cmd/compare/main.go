@@ -46,6 +46,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
+	var baselineOf []string
+	fs.Func("baseline-of", "BACKEND=COLUMN: read the baseline's COLUMN as BACKEND's accepted results (a variant or working copy beside the shipped column; repeatable)", func(v string) error {
+		if b, c, ok := strings.Cut(v, "="); !ok || b == "" || c == "" {
+			return fmt.Errorf("want BACKEND=COLUMN, got %q", v)
+		}
+		baselineOf = append(baselineOf, v)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compare [flags] [REPORT-FILE...]   (Ginkgo *.json or JUnit; default files: reports/out/ginkgo-*.json)")
 		fs.PrintDefaults()
@@ -76,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var baseline *reports.Baseline
+	if len(baselineOf) > 0 && *gatePath == "" && *baselinePath == "" {
+		return fail(errors.New("-baseline-of needs -gate or -baseline: the baseline file whose column it reads"))
+	}
 	if *gatePath != "" && *baselinePath != "" && *gatePath != *baselinePath {
 		return fail(errors.New("-gate and -baseline name different files: pass one of them"))
 	}
@@ -86,6 +97,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b, err := reports.ReadBaseline(p)
 		if err != nil {
 			return fail(err)
+		}
+		for _, v := range baselineOf {
+			backend, column, _ := strings.Cut(v, "=")
+			acc, ok := b.Backends[column]
+			if !ok {
+				return fail(fmt.Errorf("-baseline-of %s: %s has no column %q", v, p, column))
+			}
+			b.Backends[backend] = acc
 		}
 		baseline = b
 	}

@@ -41,7 +41,9 @@ from typing import Any, Dict, Iterable, List, Optional, Set
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import (AuthenticationFailedError, ConsumerStoppedError, KafkaConnectionError,
+from aiokafka.errors import (AuthenticationFailedError, CommitFailedError, ConsumerStoppedError,
+                             IllegalGenerationError, IllegalStateError, KafkaConnectionError,
+                             RebalanceInProgressError, UnknownMemberIdError,
                              KafkaTimeoutError, SaslAuthenticationFailed,
                              UnsupportedSaslMechanismError, for_code)
 from aiokafka.structs import OffsetAndMetadata
@@ -127,7 +129,15 @@ class _Assignment(ConsumerRebalanceListener):
 
     def __init__(self, consumer: "FixedAsyncKafkaConsumer") -> None:
         self._c = consumer
-        self.joined = asyncio.Event()
+        self.generation = 0  # completed joins
+        self.changed = asyncio.Event()
+
+    async def joined_after(self, generation: int) -> int:
+        """Wait for a join completed after the given count; return the new count."""
+        while self.generation <= generation:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.generation
 
     async def on_partitions_revoked(self, revoked) -> None:
         # Store the acks of the partitions going away while they are still ours, so the next
@@ -143,7 +153,8 @@ class _Assignment(ConsumerRebalanceListener):
         try:
             await self._c._load(assigned)
         finally:
-            self.joined.set()
+            self.generation += 1
+            self.changed.set()
 
 
 class FixedAsyncKafkaConsumer(AsyncKafkaConsumer):
@@ -177,17 +188,27 @@ class FixedAsyncKafkaConsumer(AsyncKafkaConsumer):
 
     async def _ready(self) -> None:
         """Return once the group assigned this member its partitions and their positions are
-        resolved; a new group's position is committed so the subscription outlives a close."""
-        await self.listener.joined.wait()
-        fresh = {}
-        for tp in self._consumer.assignment():
-            pos = await self._consumer.position(tp)
-            st = self._parts.get(tp)
-            if st is not None and st.floor is None:
-                st.floor = st.fetched = pos
-                fresh[tp] = OffsetAndMetadata(pos, METADATA_PREFIX)
-        if fresh:
-            await self._consumer.commit(fresh)
+        resolved; a new group's position is committed so the subscription outlives a close.
+        A rebalance meanwhile (another member joined, or this one was too slow to heartbeat)
+        voids the commit: then the same again after the next join."""
+        generation = 0
+        while True:
+            generation = await self.listener.joined_after(generation)
+            try:
+                fresh = {}
+                for tp in self._consumer.assignment():
+                    pos = await self._consumer.position(tp)
+                    st = self._parts.get(tp)
+                    if st is not None and st.floor is None:
+                        st.floor = st.fetched = pos
+                        fresh[tp] = OffsetAndMetadata(pos, METADATA_PREFIX)
+                if fresh:
+                    await self._consumer.commit(fresh)
+                return
+            except (CommitFailedError, IllegalStateError, RebalanceInProgressError,
+                    UnknownMemberIdError, IllegalGenerationError) as e:
+                logger.warning("group %s rebalanced while its consumer was being readied (%s); "
+                               "again after the next join", self._group_id, type(e).__name__)
 
     async def receive(self):
         while True:
