@@ -123,6 +123,17 @@ func TestTrustGraphSource(t *testing.T) {
 			t.Fatalf("dirty: %q", source)
 		}
 	}
+	versioned := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(versioned, "trustgraph", "base"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(versioned, "pyproject.toml"),
+		[]byte("[tool.setuptools.dynamic]\nversion = {attr = \"trustgraph.base_version.__version__\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := TrustGraphSource(versioned); err == nil || !strings.Contains(err.Error(), "make update-package-versions") {
+		t.Fatalf("no version file: %v", err)
+	}
 	for _, dir := range []string{"relative/dir", filepath.Join(checkout, "missing"), t.TempDir()} {
 		_, _, err := TrustGraphSource(dir)
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "TRUSTGRAPH_SOURCE="+dir+": ") {

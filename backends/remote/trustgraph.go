@@ -123,6 +123,16 @@ func TrustGraphSource(dir string) (base, source string, err error) {
 		return bad("neither a trustgraph checkout (no trustgraph-base/pyproject.toml with trustgraph/base/) " +
 			"nor a trustgraph-base source tree (no pyproject.toml or setup.py beside trustgraph/base/)")
 	}
+	// A checkout's version is generated, not committed: pyproject.toml reads it from
+	// trustgraph/base_version.py, which TrustGraph's Makefile writes (and .gitignore hides), so
+	// pip's editable build of a fresh clone fails minutes later with ModuleNotFoundError.
+	if b, err := os.ReadFile(filepath.Join(base, "pyproject.toml")); err == nil &&
+		strings.Contains(string(b), "trustgraph.base_version") {
+		if _, err := os.Stat(filepath.Join(base, "trustgraph", "base_version.py")); err != nil {
+			return bad("trustgraph-base's version file trustgraph/base_version.py is missing (TrustGraph's " +
+				"Makefile generates it): run `make update-package-versions VERSION=<version>` in the checkout first")
+		}
+	}
 	return base, "trustgraph-base working copy " + base + " (" + gitState(base) + ")", nil
 }
 
