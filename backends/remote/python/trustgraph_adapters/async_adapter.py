@@ -176,6 +176,8 @@ def make_factory(kind: str, fixed: bool = False):
     async def factory(config: Config) -> Backend:
         from trustgraph.base.pubsub import get_async_pubsub
 
+        print(f"{config.name}: code under test: {common.code_under_test(fixed)}", file=sys.stderr, flush=True)
+
         params = common.factory_params(kind, config.settings)
         if kind == "pulsar":
             from . import deployment
