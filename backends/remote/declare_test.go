@@ -185,3 +185,19 @@ func TestHashPip(t *testing.T) {
 		t.Fatalf("missing path: %v", err)
 	}
 }
+
+// TestAbsoluteRequirements: an absolute requirements path is used as it is (not joined under
+// the repository root), and a missing one is one line naming it.
+func TestAbsoluteRequirements(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: Venv stops before reading requirements")
+	}
+	missing := filepath.Join(t.TempDir(), "reqs.txt")
+	_, err := Venv(t.Context(), []string{missing})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "open "+missing+": no such file") {
+		t.Fatalf("got %v", err)
+	}
+	if got := repoPath("/root", "a/b.txt"); got != filepath.Join("/root", "a/b.txt") {
+		t.Fatalf("relative: %s", got)
+	}
+}
