@@ -160,9 +160,12 @@ class _Assignment(ConsumerRebalanceListener):
 class FixedAsyncKafkaConsumer(AsyncKafkaConsumer):
     """TrustGraph's consumer with per-message acknowledgement and a working nack."""
 
-    def __init__(self, consumer, schema_cls, group_id: str) -> None:
+    def __init__(self, consumer, schema_cls, group_id: str, new_group: bool = False) -> None:
         super().__init__(consumer, schema_cls)
         self._group_id = group_id
+        # A response/notify consumer's group is made for it (subscription + uuid4): it has no
+        # committed offsets to read and will never be reopened, so neither is done for it.
+        self._new_group = new_group
         self._parts: Dict[TopicPartition, _PartitionAcks] = {}
         self._commit_lock = asyncio.Lock()
         self._dirty: Set[TopicPartition] = set()
@@ -177,6 +180,10 @@ class FixedAsyncKafkaConsumer(AsyncKafkaConsumer):
         the offset without its metadata)."""
         assigned = list(assigned)
         if not assigned:
+            return
+        if self._new_group:
+            for tp in assigned:
+                self._parts.setdefault(tp, _PartitionAcks(None))
             return
         committed = await self._consumer._coordinator.fetch_committed_offsets(assigned)
         for tp in assigned:
@@ -201,7 +208,8 @@ class FixedAsyncKafkaConsumer(AsyncKafkaConsumer):
                     st = self._parts.get(tp)
                     if st is not None and st.floor is None:
                         st.floor = st.fetched = pos
-                        fresh[tp] = OffsetAndMetadata(pos, METADATA_PREFIX)
+                        if not self._new_group:
+                            fresh[tp] = OffsetAndMetadata(pos, METADATA_PREFIX)
                 if fresh:
                     await self._consumer.commit(fresh)
                 return
@@ -425,7 +433,7 @@ class FixedAsyncKafkaBackend(AsyncKafkaBackend):
             session_timeout_ms=6000,
             heartbeat_interval_ms=1000,
         )
-        fixed = FixedAsyncKafkaConsumer(consumer, schema, group_id)
+        fixed = FixedAsyncKafkaConsumer(consumer, schema, group_id, new_group=cls in ("response", "notify"))
         consumer.subscribe([topic_name], listener=fixed.listener)
         await self._start(consumer)
         try:
