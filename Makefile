@@ -8,6 +8,8 @@
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
+#   make warm          keep the brokers of BACKENDS running for focused WARM=1 runs (the fix loop)
+#   make against       the last run of BACKENDS beside ci/baseline.yaml: improved, regressed, still failing
 #
 # Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
 # PUBSUB_BROKERS=auto|local|container|external, specs with SPECS=D2,A1 (catalogue IDs) or
@@ -71,7 +73,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1. After
