@@ -6,7 +6,10 @@ TrustGraph pull request can use in docs/trustgraph-kafka-fixes.md.
 
 This is our code, not a copy of TrustGraph's: every class below inherits TrustGraph's and
 calls TrustGraph's own methods wherever they are right (message wrapping, topic parsing,
-client options, producer creation). What is overridden, and why:
+client options, retention by class). What is overridden, and why:
+
+    FixedAsyncKafkaBackend._parse_topic   TrustGraph's mapping, plus rejecting an empty
+                                          topicspace or topic and names Kafka refuses
 
     FixedAsyncKafkaBackend.topic_exists   aiokafka's describe_topics returns error_code 3 for a
                                           missing topic instead of raising, so the original is
@@ -22,6 +25,9 @@ client options, producer creation). What is overridden, and why:
                                           starting position was never committed, so a
                                           subscription closed before its first ack started over
                                           at latest
+    FixedAsyncKafkaBackend.create_producer  TrustGraph's producer, started through _start:
+                                          aiokafka's bootstrap turned bad credentials into
+                                          "Unable to bootstrap" (so did every other start)
     FixedAsyncKafkaBackend.close          closed nothing it had handed out
     FixedAsyncKafkaConsumer.acknowledge   commit() without offsets committed everything polled
                                           (acknowledging messages not yet processed)
