@@ -8,9 +8,13 @@
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
+#   make warm          keep the brokers of BACKENDS running for focused WARM=1 runs (the fix loop)
+#   make against       the last run of BACKENDS beside ci/baseline.yaml: improved, regressed, still failing
 #
 # Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
-# PUBSUB_BROKERS=auto|local|container|external, specs with GINKGO_FLAGS="--label-filter='!slow'".
+# PUBSUB_BROKERS=auto|local|container|external, specs with SPECS=D2,A1 (catalogue IDs) or
+# GINKGO_FLAGS="--label-filter='!slow'". A TrustGraph working copy: TRUSTGRAPH_SOURCE=<dir>;
+# the fix loop (make warm, WARM=1, make against) is in docs/trustgraph.md.
 
 GO       ?= go
 # -trimpath: the Go build cache keys a package built without it by its directory, so a fresh
@@ -51,7 +55,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance failover flakes mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
@@ -69,7 +73,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1. After
@@ -174,25 +178,79 @@ suite-bin: setup
 proto:
 	sh proto/gen.sh
 
+# TRUSTGRAPH_SOURCE=<dir>: the async TrustGraph adapters (trustgraph-kafka, -kafka-fixed,
+# -pulsar) test that working copy (a trustgraph checkout or a trustgraph-base source tree,
+# installed editable over the pinned release in a virtualenv of its own) instead of the pinned
+# trustgraph-base; made absolute here, so a relative path is from the directory make runs in.
+ifneq ($(strip $(TRUSTGRAPH_SOURCE)),)
+override TRUSTGRAPH_SOURCE := $(abspath $(TRUSTGRAPH_SOURCE))
+export TRUSTGRAPH_SOURCE
+endif
+
+# SPECS=D2,A1: only these catalogue IDs (Ginkgo labels id:D2 || id:A1), in place of
+# CONFORMANCE_FILTER; the gate reads the others as not selected.
+SPECS ?=
+SPECS_FILTER = $(subst $(space), || ,$(foreach s,$(subst $(comma), ,$(SPECS)),id:$(s)))
+
+# WARM=1: a focused run on the brokers `make warm` keeps running (their settings in
+# $(WARM_DIR)/<kind>.env, PUBSUB_BROKERS=external) with the suite binary built only when a Go
+# file changed, one Ginkgo process (WARM_PROCS) and no compare step (make against reads the
+# result). Adapter processes start fresh each run, so a working copy's edit is always what runs;
+# their virtualenvs are kept in the cache.
+WARM       ?=
+WARM_DIR   := $(REPORTS)/warm
+WARM_PROCS ?= 1
+GO_SOURCES  = $(shell git ls-files '*.go' 2>/dev/null) go.mod go.sum
+WARM_BIN   := $(REPORTS)/bin/suite-warm.test
+
 # The conformance run leaves out the specs labelled cluster (F5, leader failover on a private
 # three-node Kafka cluster: three more JVMs and ~40 s, which do not fit the 2-minute verdict on
 # 2 cores): the matrix shows them as not selected by the filter, `make failover` runs them and
 # CONFORMANCE_FILTER= runs everything. A --label-filter in GINKGO_FLAGS comes later and wins.
 CONFORMANCE_FILTER ?= !cluster
 # One conformance suite run of every backend in BACKENDS (conformance, flakes, failover).
-CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(CONFORMANCE_PROCS) \
-	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_FILTER),--label-filter='$(CONFORMANCE_FILTER)') $(GINKGO_FLAGS) ./suite
+CONFORMANCE_LABELS = $(if $(SPECS),$(SPECS_FILTER),$(CONFORMANCE_FILTER))
+CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS)) \
+	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) $(if $(WARM),$(WARM_BIN),./suite)
 
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
 ## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out
-conformance: setup
+conformance: setup $(if $(WARM),$(WARM_BIN))
 	@mkdir -p $(REPORTS)
-	@status=0; echo "== conformance: $(BACKENDS)"; \
+	@status=0; echo "== conformance: $(BACKENDS)$(if $(SPECS), (specs $(SPECS)))$(if $(TRUSTGRAPH_SOURCE), (TrustGraph working copy $(TRUSTGRAPH_SOURCE)))$(if $(WARM), (warm))"; \
+	$(if $(WARM),envs=$$(ls $(WARM_DIR)/*.env 2>/dev/null); \
+	  [ -n "$$envs" ] || { echo "conformance: WARM=1 but no warm brokers ($(WARM_DIR)/*.env): run make warm in another terminal first" >&2; exit 2; }; \
+	  set -a; for f in $$envs; do . ./$$f; done; set +a;) \
 	$(CONFORMANCE_RUN) || status=1; \
-	if [ -d reports/cmd/compare ]; then \
+	if [ -d reports/cmd/compare ] && [ -z "$(WARM)" ]; then \
 	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json) || status=1; \
 	fi; \
 	exit $$status
+
+## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile
+## make conformance WARM=1 SPECS=<ids> runs on them without a broker start (docs/trustgraph.md).
+$(WARM_BIN): $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	$(GO) test -c -o $@ ./suite
+warm: setup
+	@mkdir -p $(WARM_DIR)
+	@kinds=$$($(GO) run ./backends/cmd/backends -brokers "$(BACKENDS)") || exit 1; \
+	[ -n "$$kinds" ] || { echo "warm: no broker needed by $(BACKENDS)" >&2; exit 2; }; \
+	$(GO) build -o $(REPORTS)/bin/brokers ./fixtures/cmd/brokers || exit 1; \
+	echo "== warm: $$kinds for $(BACKENDS); Ctrl-C stops them"; \
+	trap 'kill $$pids 2>/dev/null; wait' INT TERM; pids=""; \
+	for k in $$kinds; do $(REPORTS)/bin/brokers run $$k -env $(WARM_DIR)/$$k.env & pids="$$pids $$!"; done; \
+	wait
+
+## against: the last run of BACKENDS beside an accepted column of ci/baseline.yaml: what
+## improved and what regressed (the gate's own comparison; exit 1 on a regression at
+## GATE_LEVEL). AGAINST=<baseline column> (default: each backend's own), e.g.
+## make against BACKENDS=trustgraph-kafka-fixed AGAINST=trustgraph-kafka.
+AGAINST ?=
+against:
+	$(GO) run ./reports/cmd/compare -quiet -md "" -html "" -bench "" -still-failing -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) \
+	  -backend $(subst $(space),$(comma),$(strip $(BACKENDS))) $(if $(AGAINST),$(foreach b,$(BACKENDS),-baseline-of $(b)=$(AGAINST))) \
+	  $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json)
 
 ## failover: the specs conformance leaves out for their cost (label cluster: F5, leader failover
 ## on a private three-node Kafka cluster) for BACKENDS; reports and matrix in reports/out/failover

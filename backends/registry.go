@@ -115,6 +115,9 @@ type Descriptor struct {
 	Name string
 	// Description says in one line what the backend is, for help texts and report metadata.
 	Description string
+	// Source describes the code under test when it is not what the backend ships with (a
+	// working copy: path, git commit, dirty state); recorded in the run's meta.
+	Source string
 	// Broker is the broker kind the backend needs ("kafka", "pulsar"; a fixtures.Kind); "" means
 	// none (an in-process backend).
 	Broker string

@@ -16,6 +16,7 @@ type Meta struct {
 	Backend       string             `json:"backend"`
 	Reference     bool               `json:"reference,omitempty"`   // the in-process reference backend: never a conformance result
 	Description   string             `json:"description,omitempty"` // what the backend is (e.g. a known-bad variant)
+	Source        string             `json:"source,omitempty"`      // the code under test when not the shipped one: a working copy's path, git commit, dirty state
 	Provider      string             `json:"provider"`              // local, container, external
 	ProviderWhy   string             `json:"providerWhy,omitempty"` // why auto chose that provider
 	BrokerVersion string             `json:"brokerVersion"`         // e.g. "4.1.1"

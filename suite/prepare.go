@@ -22,6 +22,9 @@ func PrepareBackends(ctx context.Context, names []string, progress func(string, 
 			return fmt.Errorf("prepare %s: %w", n, err)
 		}
 		progress("%s ready (%s)", n, time.Since(start).Round(time.Millisecond))
+		if d.Source != "" {
+			progress("%s: code under test: %s", n, d.Source)
+		}
 	}
 	return nil
 }

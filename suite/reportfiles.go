@@ -39,6 +39,7 @@ func NewMeta(name string, sh *Shared, suiteTime time.Duration) reports.Meta {
 		Backend:       name,
 		Reference:     d.Reference,
 		Description:   d.Description,
+		Source:        d.Source,
 		Provider:      sh.Provider,
 		ProviderWhy:   sh.ProviderWhy,
 		BrokerStartup: map[string]float64{},

@@ -58,6 +58,7 @@ func (ad Adapter) Descriptor() backends.Descriptor {
 		Prepare:     func(ctx context.Context) error { return Prepare(ctx, ad) },
 		Name:        ad.Name,
 		Description: ad.Description,
+		Source:      ad.Source,
 		Broker:      ad.Broker,
 		Reference:   ad.Reference,
 		OptIn:       ad.OptIn,

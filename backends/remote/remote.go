@@ -79,7 +79,7 @@ func Prepare(ctx context.Context, ad Adapter) error {
 	if len(ad.Requirements) == 0 {
 		return nil
 	}
-	_, err := Venv(ctx, ad.Requirements)
+	_, err := VenvWith(ctx, ad.Requirements, ad.Pip)
 	return err
 }
 
@@ -137,7 +137,7 @@ func argvEnv(ctx context.Context, ad Adapter, settings map[string]string) ([]str
 	}
 	if uses {
 		if len(ad.Requirements) > 0 {
-			p, err := Venv(ctx, ad.Requirements)
+			p, err := VenvWith(ctx, ad.Requirements, ad.Pip)
 			if err != nil {
 				return nil, nil, fmt.Errorf("adapter %s: %w", ad.Name, err)
 			}
@@ -294,6 +294,9 @@ func Open(ctx context.Context, ad Adapter, cfg backends.Config) (*Backend, error
 		b.unsupported[backends.Capability(k)] = v
 	}
 	tr.note("adapter %s; unsupported=%v", c.adapter, resp.Unsupported)
+	if ad.Source != "" {
+		tr.note("code under test: %s", ad.Source)
+	}
 	return b, nil
 }
 

@@ -5,6 +5,7 @@
 //
 //	go run ./backends/cmd/backends
 //	go run ./backends/cmd/backends -conformance
+//	go run ./backends/cmd/backends -brokers "kafka trustgraph-pulsar"   # the brokers they need
 package main
 
 import (
@@ -20,7 +21,23 @@ import (
 
 func main() {
 	conformance := flag.Bool("conformance", false, "print only the conformance backends' names, space-separated")
+	brokers := flag.String("brokers", "", "print the distinct broker kinds these backends (space- or comma-separated) need, one per line")
 	flag.Parse()
+	if *brokers != "" {
+		seen := map[string]bool{}
+		for _, n := range strings.FieldsFunc(*brokers, func(r rune) bool { return r == ' ' || r == ',' }) {
+			d, err := backends.Lookup(n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "backends:", err)
+				os.Exit(1)
+			}
+			if d.Broker != "" && !seen[d.Broker] {
+				seen[d.Broker] = true
+				fmt.Println(d.Broker)
+			}
+		}
+		return
+	}
 	if *conformance {
 		fmt.Println(strings.Join(backends.ConformanceNames(), " "))
 		return

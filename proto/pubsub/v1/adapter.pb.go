@@ -503,8 +503,10 @@ func (x *OpenRequest) GetRetention() map[string]*durationpb.Duration {
 type OpenResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Backend uint64                 `protobuf:"varint,1,opt,name=backend,proto3" json:"backend,omitempty"`
-	// Unsupported(): capability ("transient-redelivery", "transient-replay", "retention-expiry")
-	// -> the reason a report shows. Empty: the backend claims the whole contract.
+	// Unsupported(): capability -> the reason a report shows (backends.Capability): one of
+	// "transient-redelivery", "transient-replay", "retention-expiry", "binary-payloads",
+	// "retention-read-back", "mode-override", "load-sharing". Empty: the backend claims the whole
+	// contract.
 	Unsupported   map[string]string `protobuf:"bytes,2,rep,name=unsupported,proto3" json:"unsupported,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Error         *Error            `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields

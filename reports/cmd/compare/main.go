@@ -46,6 +46,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
+	stillFailing := fs.Bool("still-failing", false, "gate: also list the accepted failures that still fail, and leave out the specs the run did not select (a focused run's before/after: make against)")
+	var baselineOf []string
+	fs.Func("baseline-of", "BACKEND=COLUMN: read the baseline's COLUMN as BACKEND's accepted results (a variant or working copy beside the shipped column; repeatable)", func(v string) error {
+		if b, c, ok := strings.Cut(v, "="); !ok || b == "" || c == "" {
+			return fmt.Errorf("want BACKEND=COLUMN, got %q", v)
+		}
+		baselineOf = append(baselineOf, v)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: compare [flags] [REPORT-FILE...]   (Ginkgo *.json or JUnit; default files: reports/out/ginkgo-*.json)")
 		fs.PrintDefaults()
@@ -76,6 +85,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var baseline *reports.Baseline
+	if len(baselineOf) > 0 && *gatePath == "" && *baselinePath == "" {
+		return fail(errors.New("-baseline-of needs -gate or -baseline: the baseline file whose column it reads"))
+	}
 	if *gatePath != "" && *baselinePath != "" && *gatePath != *baselinePath {
 		return fail(errors.New("-gate and -baseline name different files: pass one of them"))
 	}
@@ -86,6 +98,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b, err := reports.ReadBaseline(p)
 		if err != nil {
 			return fail(err)
+		}
+		for _, v := range baselineOf {
+			backend, column, _ := strings.Cut(v, "=")
+			acc, ok := b.Backends[column]
+			if !ok {
+				return fail(fmt.Errorf("-baseline-of %s: %s has no column %q", v, p, column))
+			}
+			b.Backends[backend] = acc
 		}
 		baseline = b
 	}
@@ -191,7 +211,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("-gate-level %q: want must or should", *gateLevel))
 		}
 		g := reports.GateWith(m, baseline, opts)
-		fmt.Fprint(stdout, "\n"+g.Report())
+		if *stillFailing {
+			notSelected := 0
+			kept := g.Changes[:0]
+			for _, c := range g.Changes {
+				if c.Kind == reports.NotSelected {
+					notSelected++
+					continue
+				}
+				kept = append(kept, c)
+			}
+			g.Changes = kept
+			fmt.Fprint(stdout, "\n"+g.Report())
+			for _, line := range still(m, baseline, only) {
+				fmt.Fprintln(stdout, "  "+line)
+			}
+			if notSelected > 0 {
+				fmt.Fprintf(stdout, "  (%d accepted results not selected by this run: left out)\n", notSelected)
+			}
+		} else {
+			fmt.Fprint(stdout, "\n"+g.Report())
+		}
 		if g.Failed() {
 			return 1
 		}
@@ -224,4 +264,27 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// still lists, per backend in only (every backend of m when empty), the behaviours the
+// baseline accepts as failing that failed again, with the run's first line: what a working
+// copy has not fixed yet.
+func still(m *reports.Matrix, b *reports.Baseline, only []string) []string {
+	var out []string
+	for i, be := range m.Backends {
+		if len(only) > 0 && !slices.Contains(only, be.Label) {
+			continue
+		}
+		for _, r := range m.Rows {
+			cell := r.Cells[i]
+			if acc, ok := b.Backends[be.Label][r.Key]; ok && acc.Result == reports.Fail && cell.Status == reports.Fail {
+				level := ""
+				if r.Level == catalogue.SHOULD {
+					level = " [SHOULD]"
+				}
+				out = append(out, fmt.Sprintf("%-13s %s %s: fail -> fail: %s%s", "STILL FAILING", be.Label, r.Key, cell.Summary(), level))
+			}
+		}
+	}
+	return out
 }

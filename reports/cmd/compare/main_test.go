@@ -121,3 +121,41 @@ func TestCompare(t *testing.T) {
 		}
 	})
 }
+
+// TestBaselineOfAndStillFailing: -baseline-of gates a variant against another column, and
+// -still-failing lists the accepted failures that failed again and leaves out what the run
+// did not select (make against).
+func TestBaselineOfAndStillFailing(t *testing.T) {
+	dir := t.TempDir()
+	kafka := filepath.Join(dir, "ginkgo-kafka.json")
+	copyTo(t, "../../testdata/ginkgo-fixture.json", kafka)
+	baseline := filepath.Join(dir, "baseline.yaml")
+	var o, e bytes.Buffer
+	if code := run([]string{"-md", "", "-html", "", "-quiet", "-write-baseline", baseline, kafka}, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	b, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The accepted column is called "shipped"; the run's backend (kafka) has none of its own.
+	if err := os.WriteFile(baseline, bytes.Replace(b, []byte("\n  kafka:"), []byte("\n  shipped:"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Reset()
+	code := run([]string{"-md", "", "-html", "", "-quiet", "-still-failing", "-gate", baseline,
+		"-backend", "kafka", "-baseline-of", "kafka=shipped", kafka}, &o, &e)
+	if code != 0 || !strings.Contains(o.String(), "gate PASS") || !strings.Contains(o.String(), "STILL FAILING kafka D2: fail -> fail: Timed out") ||
+		strings.Contains(o.String(), "NOT SELECTED") {
+		t.Fatalf("exit %d\n%s%s", code, o.String(), e.String())
+	}
+	o.Reset()
+	e.Reset()
+	if code := run([]string{"-md", "", "-html", "", "-quiet", "-gate", baseline, "-baseline-of", "kafka=nope", kafka}, &o, &e); code != 2 ||
+		!strings.Contains(e.String(), `has no column "nope"`) {
+		t.Fatalf("unknown column: exit %d: %s", code, e.String())
+	}
+	if code := run([]string{"-baseline-of", "kafka=shipped", kafka}, &o, &e); code != 2 {
+		t.Fatalf("-baseline-of without a baseline: exit %d", code)
+	}
+}

@@ -26,6 +26,15 @@ Every method below may be written either as a plain ``def`` or as an
 
 Mixing is allowed (an async Backend may hand out sync Consumers).
 
+Threads invite deadlocks with clients that are not thread-safe: ``receive``,
+``ack`` and ``send`` of one Backend may run at the same time, each in its own
+thread. confluent-kafka's ``Consumer.commit()`` blocks while another thread is
+in ``poll()`` on the same consumer, so an ``ack`` that commits while
+``receive`` polls waits out the poll. Serialise the calls on one client (a lock,
+with a short poll), or give each client one owning thread fed by a queue, or
+use the library's asyncio client with ``async def`` methods (one event loop,
+no threads). See docs/adapter-authors.md.
+
 Deadlines
 ---------
 Every call gets ``timeout``: the seconds left before the harness's deadline
@@ -35,7 +44,21 @@ named on stderr with the stack it was at (the abandoned thread's, or the
 coroutine's before it is cancelled).
 A method must return or raise ``Timeout`` within it. The harness enforces the
 deadline on its side too: a method that overruns it is a failed spec, never a
-hung run.
+hung run. Starting: the process must listen and answer the handshake within
+30 s (remote.StartTimeout). Open (the factory) runs in a spec's setup bounded by
+30 s, which includes the process start on a process's first Open: connect, and
+raise ``Unavailable`` / ``AuthError`` rather than retrying.
+
+Settings
+--------
+``Config.settings`` (and the environment) use TrustGraph's names:
+``KAFKA_BOOTSTRAP_SERVERS``, ``KAFKA_SECURITY_PROTOCOL``, ``KAFKA_SASL_*``,
+``PULSAR_HOST``, ``PULSAR_ADMIN_URL``, ``PULSAR_API_KEY``, plus the user's
+``KAFKA_*`` / ``PULSAR_*`` (``KAFKA_CONFIG_<KEY>`` is a librdkafka property,
+``_`` read as ``.``, lowercased). The auth settings are empty strings in every
+spec but S1 (the run's broker has a plain listener): treat empty as unset. Topic
+naming on the brokers, running an adapter and a broker by hand:
+docs/adapter-authors.md.
 
 Errors
 ------

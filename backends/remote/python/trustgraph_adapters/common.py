@@ -11,6 +11,7 @@ message (a true result for TrustGraph's code).
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -384,3 +385,27 @@ class TopicAdmin:
 
     async def retention(self, topic: str, *, timeout: float) -> float:
         raise errors.Internal(NO_RETENTION_READ)
+
+
+def code_under_test(fixed: bool = False) -> str:
+    """The TrustGraph code this adapter runs, for the handshake (the transcript's first line):
+    trustgraph-base's version and where it is imported from, which for a working copy
+    (make conformance TRUSTGRAPH_SOURCE=<dir>, an editable install) is that directory."""
+    import json
+    from importlib.metadata import distribution
+
+    import trustgraph.base as tgb
+
+    dist = distribution("trustgraph-base")
+    where = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(tgb.__file__))))
+    kind = "installed"
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        if direct.get("dir_info", {}).get("editable"):
+            kind = "editable working copy"
+    except ValueError:
+        pass
+    out = f"trustgraph-base {dist.version} ({kind} at {where})"
+    if fixed:
+        out += " + trustgraph_adapters.kafka_fixes"
+    return out
