@@ -183,6 +183,10 @@ CONFORMANCE_FILTER ?= !cluster
 CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(CONFORMANCE_PROCS) \
 	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_FILTER),--label-filter='$(CONFORMANCE_FILTER)') $(GINKGO_FLAGS) ./suite
 
+# PUBSUB_ISOLATE=topics (docs/isolation.md): the harness prepares the specs' topics outside the
+# lifecycle area; the run's columns and report files are <backend>+isolated.
+REPORT_SUFFIX = $(if $(filter topics,$(PUBSUB_ISOLATE)),+isolated)
+
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
 ## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out
 conformance: setup
@@ -190,7 +194,7 @@ conformance: setup
 	@status=0; echo "== conformance: $(BACKENDS)"; \
 	$(CONFORMANCE_RUN) || status=1; \
 	if [ -d reports/cmd/compare ]; then \
-	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json) || status=1; \
+	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b)$(REPORT_SUFFIX).json) || status=1; \
 	fi; \
 	exit $$status
 
