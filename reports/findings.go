@@ -194,6 +194,11 @@ func CauseOf(failure string) Cause {
 			c.Call = m[1]
 		}
 		if op, ok := quotedCall(msg, calls); ok {
+			if op.call == "Receive" && op.code == "timeout" {
+				// however a backend words it ("nothing arrived", "did not answer within the
+				// deadline"), a Receive that timed out got nothing
+				op.err = "nothing arrived before the deadline"
+			}
 			c.Kind, c.Call, c.Clue = "hang", op.call, op.call+op.qualifier+": "+op.err
 			if !reHang.MatchString(op.code + " " + op.err) {
 				c.Kind = "error"
@@ -294,7 +299,7 @@ func parseHistory(h string) []histOp {
 // call behind an assertion ("...; the loop ended with: receive: nothing arrived").
 func quotedCall(msg string, ops []histOp) (histOp, bool) {
 	for _, op := range ops {
-		if op.err != "" && strings.Contains(msg, truncate(op.err, 60)) {
+		if op.err != "" && strings.Contains(msg, strings.TrimSuffix(truncate(op.err, 60), "…")) {
 			return op, true
 		}
 	}

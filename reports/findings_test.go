@@ -154,6 +154,12 @@ history: 3 calls
 	if r.Call != "Receive" || r.Kind != "hang" || !strings.Contains(r.Key, "Receive on a reopened subscription") {
 		t.Errorf("reopened: %+v", r)
 	}
+	// the same Receive timeout in another backend's words is the same cause
+	adapter := strings.NewReplacer("receive: nothing arrived before the deadline (29", "Receive#7: adapter tg (pid 2958) did not answer within the deadline: timeout (30",
+		"the loop ended with: receive: nothing arrived before the deadline", "the loop ended with: Receive#7: adapter tg (pid 2958) did not answer within the deadline: timeout").Replace(reopened)
+	if a := CauseOf(adapter); a.Key != r.Key {
+		t.Errorf("an adapter's Receive timeout: key %q, want %q", a.Key, r.Key)
+	}
 	n := CauseOf(nacked)
 	if !strings.Contains(n.Key, "Receive after Nack") || n.Key == r.Key {
 		t.Errorf("nacked: %+v", n)
