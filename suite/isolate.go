@@ -71,7 +71,29 @@ func isolate(b backends.Backend, cfg backends.Config) backends.Backend {
 		fmt.Fprintf(ginkgo.GinkgoWriter, "isolation off for this client: %v\n", err)
 		return b
 	}
-	return &isolated{Backend: b, prep: p}
+	// The optional interfaces of b stay visible, as the history's decorator keeps them.
+	i := &isolated{Backend: b, prep: p}
+	k, kill := b.(backends.Killer)
+	d, del := b.(backends.SubscriptionDeleter)
+	switch {
+	case kill && del:
+		return &struct {
+			*isolated
+			backends.Killer
+			backends.SubscriptionDeleter
+		}{i, k, d}
+	case kill:
+		return &struct {
+			*isolated
+			backends.Killer
+		}{i, k}
+	case del:
+		return &struct {
+			*isolated
+			backends.SubscriptionDeleter
+		}{i, d}
+	}
+	return i
 }
 
 // isolated is a client whose topics the harness prepares (isolate).
