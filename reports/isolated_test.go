@@ -29,3 +29,23 @@ func TestIsolatedColumnIsNotGated(t *testing.T) {
 		t.Errorf("the gate must say it left the isolated column out:\n%s", g.Report())
 	}
 }
+
+// Column labels too long for the terminal's cells drop the start they share, so a column and
+// its isolated twin stay apart ("kafka", "kafka+isolated"), and the shared start reads once.
+func TestTerminalLabelsStayApart(t *testing.T) {
+	var runs []*Run
+	for _, l := range []string{"trustgraph-kafka", "trustgraph-kafka+isolated", "trustgraph-pulsar", "trustgraph-pulsar+isolated"} {
+		runs = append(runs, &Run{File: "ginkgo-" + l + ".json", Label: l, Cases: []Case{{ID: "D1", Status: Pass}}})
+	}
+	var term strings.Builder
+	if err := Terminal(&term, Build(runs), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	header := strings.SplitN(term.String(), "\n", 3)
+	if header[0] != "(columns: trustgraph-…)" || !strings.Contains(header[1], " kafka+isolated ") || !strings.Contains(header[1], " pulsar+isolated") {
+		t.Errorf("header:\n%s", term.String())
+	}
+	if got := midTruncate("pulsar-persistent", 15); got != "pulsar-…sistent" {
+		t.Errorf("midTruncate: %q", got)
+	}
+}

@@ -203,6 +203,38 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// sharedPrefix is the start every label shares, up to and including its last '-' (a whole
+// word), or "".
+func sharedPrefix(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	p := labels[0]
+	for _, l := range labels[1:] {
+		n := 0
+		for n < len(p) && n < len(l) && p[n] == l[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	if i := strings.LastIndex(p, "-"); i >= 0 {
+		return p[:i+1]
+	}
+	return ""
+}
+
+// midTruncate cuts s to n runes in the middle, keeping its start and end: column labels that
+// share a start ("trustgraph-kafka", "trustgraph-kafka+isolated") stay apart.
+func midTruncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 5 {
+		return truncate(s, n)
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
 func pad(s string, n int) string {
 	s = truncate(s, n)
 	return s + strings.Repeat(" ", n-utf8.RuneCountInString(s))
@@ -224,7 +256,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	if width <= 0 {
 		width = 120
 	}
-	const idW, cellMin, cellMax = 4, 12, 14
+	const idW, cellMin, cellMax = 4, 12, 15
 	cellW := cellMin
 	for _, b := range m.Backends {
 		if l := utf8.RuneCountInString(b.Label); l > cellW {
@@ -368,13 +400,29 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 func terminalTable(sb *strings.Builder, m *Matrix, o Options, numbers []map[string]int, from, to, width, idW, cellW int) {
 	bs := m.Backends[from:to]
 	titleW := max(12, width-idW-1-len(bs)*(cellW+1))
+	// Labels too long for a column lose the start they all share ("trustgraph-"), said once.
+	var labels []string
+	for _, b := range bs {
+		labels = append(labels, b.Label)
+	}
+	prefix := sharedPrefix(labels)
+	long := false
+	for _, l := range labels {
+		long = long || utf8.RuneCountInString(l) > cellW
+	}
+	if !long || len(bs) < 2 {
+		prefix = ""
+	}
+	if prefix != "" {
+		sb.WriteString("(columns: " + prefix + "…)\n")
+	}
 	sb.WriteString(pad("ID", idW) + " " + pad("Behaviour", titleW))
 	for _, b := range bs {
-		label := b.Label
+		label := strings.TrimPrefix(b.Label, prefix)
 		if b.Reference() {
 			label = "(" + label + ")"
 		}
-		sb.WriteString(" " + pad(label, cellW))
+		sb.WriteString(" " + pad(midTruncate(label, cellW), cellW))
 	}
 	sb.WriteString("\n" + strings.Repeat("-", min(width, idW+1+titleW+len(bs)*(cellW+1))) + "\n")
 	for _, r := range m.Rows {
