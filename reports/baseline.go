@@ -106,7 +106,7 @@ func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 		}
 	}
 	for i, be := range m.Backends {
-		if be.Reference() {
+		if be.Reference() || (be.Meta != nil && be.Meta.Isolated) { // isolation mode: a diagnosis
 			continue
 		}
 		specs := map[string]Accepted{}
@@ -274,6 +274,12 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 		labels[l] = true
 	}
 	for _, be := range m.Backends {
+		if be.Meta != nil && be.Meta.Isolated && b.Backends[be.Label] == nil {
+			// An isolation-mode column (docs/isolation.md) is a diagnosis, not a result to gate.
+			g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: be.Label, ID: "*", Actual: NotRun,
+				Detail: "isolation-mode column (PUBSUB_ISOLATE=topics): a diagnosis, not gated"})
+			continue
+		}
 		if !be.Reference() || b.Backends[be.Label] != nil {
 			labels[be.Label] = true
 		}

@@ -20,7 +20,16 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Summary  string
 		Detail   string
 		Baseline string
+		Finding  int // the number of the finding (one cause, several specs) it belongs to; 0 none
 		Entries  []Case
+	}
+	type findingView struct {
+		Backend     string
+		N, Specs    int
+		Level       string
+		IDs, First  string
+		Kind, Cause string
+		Calls       string
 	}
 	type rowView struct {
 		Key, ID, Title string
@@ -43,6 +52,7 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Baseline    bool
 		Performance template.HTML
 		Interrupted string
+		Findings    []findingView
 	}
 	data.Baseline = o.Baseline != nil
 	data.Performance = PerformanceHTML(o.Bench)
@@ -56,6 +66,19 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		if b.Meta != nil {
 			data.Backends[len(data.Backends)-1].Description = b.Meta.Description
 			data.Backends[len(data.Backends)-1].ProviderWhy = b.Meta.ProviderWhy
+		}
+	}
+	numbers := make([]map[string]int, len(m.Backends))
+	for i, b := range m.Backends {
+		fs := m.Findings(i)
+		numbers[i] = FindingNumbers(fs)
+		for _, f := range fs {
+			level := "MUST"
+			if !f.Must {
+				level = "SHOULD"
+			}
+			data.Findings = append(data.Findings, findingView{Backend: b.Label, N: f.N, Specs: len(f.IDs), Level: level,
+				IDs: strings.Join(f.IDs, " "), First: f.First, Kind: f.Cause.Kind, Cause: f.Cause.Clue, Calls: f.CallList()})
 		}
 	}
 	for _, r := range m.Rows {
@@ -84,6 +107,9 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 						break
 					}
 				}
+			}
+			if c.Status == Fail {
+				cv.Finding = numbers[i][r.Key]
 			}
 			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
 				cv.Baseline = string(a)
@@ -133,6 +159,7 @@ td.level { font-size: .8em; white-space: nowrap; }
 .fail .word { color: #a40e0e; } .pass .word { color: #176b25; } .skip .word { color: #7a5a00; }
 .dur { color: #555; font-size: .85em; margin-left: .3em; }
 .cause, .reason { display: block; margin-top: .2em; word-break: break-word; }
+.finding { font-size: .8em; background: #a40e0e; color: #fff; border-radius: .6em; padding: 0 .4em; margin-left: .3em; white-space: nowrap; }
 .baseline { display: block; font-size: .8em; color: #5b2a86; }
 details { margin-top: .3em; font-size: .85em; }
 pre { white-space: pre-wrap; word-break: break-word; margin: .3em 0; }
@@ -168,7 +195,7 @@ figure.chart { margin: .5em 0 1em; }
 <td class="id">{{.ID}}</td>
 <td class="level">{{.Level}}</td>
 <td class="title">{{.Title}}{{if .Labels}}<span class="labels">{{join .Labels ", "}}</span>{{end}}</td>
-{{range .Cells}}<td class="cell {{.Status}}{{if .Should}} should{{end}}" data-status="{{.Status}}"{{if .Should}} data-level="SHOULD"{{end}}><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}
+{{range .Cells}}<td class="cell {{.Status}}{{if .Should}} should{{end}}" data-status="{{.Status}}"{{if .Should}} data-level="SHOULD"{{end}}><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}{{if .Finding}} <span class="finding">finding #{{.Finding}}</span>{{end}}
 {{if eq .Status "fail"}}<span class="cause">{{.Summary}}</span>{{else if .Summary}}<span class="reason">{{.Summary}}</span>{{end}}
 {{if .Baseline}}<span class="baseline">baseline: {{.Baseline}}</span>{{end}}
 {{if .Detail}}<details><summary>full failure message</summary><pre>{{.Detail}}</pre></details>{{end}}
@@ -177,6 +204,15 @@ figure.chart { margin: .5em 0 1em; }
 </tr>
 {{end}}</tbody>
 </table>
+{{if .Findings}}<h2>Findings: failures that share a cause</h2>
+<p>Each finding is one cause behind failures of one backend (the failure text with topic names, ids and durations normalised, the failing call, what the client logged); the matrix cells carry its number.</p>
+<table class="findings">
+<thead><tr><th>Backend</th><th>#</th><th>Level</th><th>Specs</th><th>First</th><th>Cause</th><th>Failing calls</th></tr></thead>
+<tbody>
+{{range .Findings}}<tr data-backend="{{.Backend}}" data-finding="{{.N}}"><td>{{.Backend}}</td><td>{{.N}}</td><td>{{.Level}}</td><td>{{.Specs}}: {{.IDs}}</td><td>{{.First}}</td><td>{{.Kind}}: {{.Cause}}</td><td>{{.Calls}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
 {{if .Baseline}}<p>Cells that differ from the accepted baseline say so ("baseline: pass").</p>{{end}}
 {{.Performance}}
 </body>

@@ -27,6 +27,9 @@ type Meta struct {
 	// Selected lists every backend the run selected (its PUBSUB_BACKENDS), this one included:
 	// the gate reads a baseline backend none of the runs selected as not selected, not missing.
 	Selected []string `json:"selected,omitempty"`
+	// Isolated: the run prepared the topics of the specs outside the lifecycle area through the
+	// broker's admin (PUBSUB_ISOLATE=topics, docs/isolation.md); a diagnostic column, not gated.
+	Isolated bool `json:"isolated,omitempty"`
 }
 
 // UnmarshalJSON accepts brokerStartup as an object of seconds per broker or as one number.

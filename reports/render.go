@@ -78,6 +78,12 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results, mdEscape(m.Verdict(i).String()))
 	}
 	sb.WriteString("\nA failed MUST (❌) breaks TrustGraph's contract; a failed SHOULD (⚠️) is a finding beyond it (reports/catalogue.md has each level's source).\n")
+	findings := make([][]Finding, len(m.Backends))
+	numbers := make([]map[string]int, len(m.Backends))
+	for i := range m.Backends {
+		findings[i] = m.Findings(i)
+		numbers[i] = FindingNumbers(findings[i])
+	}
 	sb.WriteString("\n| ID | Level | Behaviour |")
 	for _, b := range m.Backends {
 		sb.WriteString(" " + mdEscape(b.displayLabel()) + " |")
@@ -87,6 +93,9 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 		fmt.Fprintf(&sb, "| %s | %s | %s |", mdEscape(r.ID), r.Level, mdEscape(r.Title))
 		for i, c := range r.Cells {
 			text := mdCell(c, r.Must())
+			if n := numbers[i][r.Key]; n > 0 && c.Status == Fail {
+				text = strings.Replace(text, "fail", fmt.Sprintf("fail (finding #%d)", n), 1)
+			}
 			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
 				text += fmt.Sprintf(" (baseline: %s)", a)
 			}
@@ -94,6 +103,7 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 		}
 		sb.WriteString("\n")
 	}
+	sb.WriteString(findingsMarkdown(m, findings))
 	var setup []string
 	for _, b := range m.Backends {
 		for _, s := range b.Setup {
@@ -117,6 +127,35 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	sb.WriteString(PerformanceMarkdown(o.Bench, o.BenchChart))
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// findingsMarkdown is the section of findings: per backend, its failures grouped by cause.
+func findingsMarkdown(m *Matrix, findings [][]Finding) string {
+	var sb strings.Builder
+	for i, b := range m.Backends {
+		fs := findings[i]
+		if len(fs) == 0 {
+			continue
+		}
+		failed := 0
+		for _, f := range fs {
+			failed += len(f.IDs)
+		}
+		if sb.Len() == 0 {
+			sb.WriteString("\n## Findings: failures that share a cause\n\nEach finding is one cause (the failure text with topic names, ids and durations normalised, the failing call, what the client logged); the matrix cells carry its number.\n")
+		}
+		fmt.Fprintf(&sb, "\n### %s: %s behind %s\n\n| # | Level | Specs | First | Cause | Failing calls |\n|---|---|---|---|---|---|\n",
+			mdEscape(b.Label), plural(len(fs), "finding"), plural(failed, "failed spec"))
+		for _, f := range fs {
+			level := "MUST"
+			if !f.Must {
+				level = "SHOULD"
+			}
+			fmt.Fprintf(&sb, "| %d | %s | %d: %s | %s | %s: %s | %s |\n", f.N, level, len(f.IDs), strings.Join(f.IDs, " "),
+				f.First, f.Cause.Kind, mdEscape(truncate(f.Cause.Clue, 240)), mdEscape(f.CallList()))
+		}
+	}
+	return sb.String()
 }
 
 func mdCell(c *Cell, must bool) string {
@@ -164,6 +203,38 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// sharedPrefix is the start every label shares, up to and including its last '-' (a whole
+// word), or "".
+func sharedPrefix(labels []string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	p := labels[0]
+	for _, l := range labels[1:] {
+		n := 0
+		for n < len(p) && n < len(l) && p[n] == l[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	if i := strings.LastIndex(p, "-"); i >= 0 {
+		return p[:i+1]
+	}
+	return ""
+}
+
+// midTruncate cuts s to n runes in the middle, keeping its start and end: column labels that
+// share a start ("trustgraph-kafka", "trustgraph-kafka+isolated") stay apart.
+func midTruncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 5 {
+		return truncate(s, n)
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
 func pad(s string, n int) string {
 	s = truncate(s, n)
 	return s + strings.Repeat(" ", n-utf8.RuneCountInString(s))
@@ -185,7 +256,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	if width <= 0 {
 		width = 120
 	}
-	const idW, cellMin, cellMax = 4, 12, 14
+	const idW, cellMin, cellMax = 4, 12, 15
 	cellW := cellMin
 	for _, b := range m.Backends {
 		if l := utf8.RuneCountInString(b.Label); l > cellW {
@@ -196,6 +267,12 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	// each keeping the behaviour names readable.
 	const titleMin = 24
 	perTable := max(1, (width-idW-1-titleMin)/(cellW+1))
+	findings := make([][]Finding, len(m.Backends))
+	numbers := make([]map[string]int, len(m.Backends))
+	for i := range m.Backends {
+		findings[i] = m.Findings(i)
+		numbers[i] = FindingNumbers(findings[i])
+	}
 	var sb strings.Builder
 	if note := m.InterruptedNote(); note != "" {
 		sb.WriteString(note + "\n\n")
@@ -205,7 +282,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		if start > 0 {
 			sb.WriteString("\n")
 		}
-		terminalTable(&sb, m, o, start, end, width, idW, cellW)
+		terminalTable(&sb, m, o, numbers, start, end, width, idW, cellW)
 		if end >= len(m.Backends) {
 			break
 		}
@@ -238,11 +315,29 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 				notRun[g].keys = append(notRun[g].keys, key)
 				continue
 			}
-			word := strings.ToUpper(string(c.Status))
-			if c.Status == Fail && !r.Must() {
-				word = "FAIL (SHOULD)"
+			if c.Status == Fail {
+				continue // one line per finding, below
 			}
+			word := strings.ToUpper(string(c.Status))
 			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, word, c.Summary()), width))
+		}
+	}
+	// Failures: one finding per cause (Matrix.Findings), not one line per failed behaviour.
+	for i, b := range m.Backends {
+		for _, f := range findings[i] {
+			if len(f.IDs) == 1 {
+				word := "FAIL"
+				if !f.Must {
+					word = "FAIL (SHOULD)"
+				}
+				notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", b.Label, f.First, word, f.Message), width))
+				continue
+			}
+			detail := "    blocks " + f.SpecList(24)
+			if calls := f.CallList(); calls != "" {
+				detail += "; failing calls: " + calls
+			}
+			notes = append(notes, truncate(b.Label+" finding "+f.Summary(), width), truncate(detail, width))
 		}
 	}
 	for _, g := range notRunOrder {
@@ -280,7 +375,11 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 			line += "; " + strings.Join(extra, ", ")
 		}
 		sb.WriteString(truncate(line, width) + "\n")
-		sb.WriteString(truncate(b.Label+": "+m.Verdict(bi).String(), width) + "\n")
+		verdict := b.Label + ": " + m.Verdict(bi).String()
+		if n := len(findings[bi]); n > 0 {
+			verdict += fmt.Sprintf("; the failures have %s", plural(n, "cause"))
+		}
+		sb.WriteString(truncate(verdict, width) + "\n")
 		for _, s := range setupFailures(b) {
 			sb.WriteString(truncate(fmt.Sprintf("%s %s FAILED: %s", b.Label, s.SetupName(), s.Message), width) + "\n")
 		}
@@ -289,6 +388,7 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		sb.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
 	sb.WriteString("\n(FAIL: a MUST failed; FAIL(S): a SHOULD failed, stronger than TrustGraph requires; n/s: not selected)\n")
+	sb.WriteString("(FAIL#n: finding n below: failures of one column that share a cause)\n")
 	if o.Baseline != nil {
 		sb.WriteString("(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
 	}
@@ -297,16 +397,32 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 }
 
 // terminalTable writes the rows for backends [from, to) as one plain-text table.
-func terminalTable(sb *strings.Builder, m *Matrix, o Options, from, to, width, idW, cellW int) {
+func terminalTable(sb *strings.Builder, m *Matrix, o Options, numbers []map[string]int, from, to, width, idW, cellW int) {
 	bs := m.Backends[from:to]
 	titleW := max(12, width-idW-1-len(bs)*(cellW+1))
+	// Labels too long for a column lose the start they all share ("trustgraph-"), said once.
+	var labels []string
+	for _, b := range bs {
+		labels = append(labels, b.Label)
+	}
+	prefix := sharedPrefix(labels)
+	long := false
+	for _, l := range labels {
+		long = long || utf8.RuneCountInString(l) > cellW
+	}
+	if !long || len(bs) < 2 {
+		prefix = ""
+	}
+	if prefix != "" {
+		sb.WriteString("(columns: " + prefix + "…)\n")
+	}
 	sb.WriteString(pad("ID", idW) + " " + pad("Behaviour", titleW))
 	for _, b := range bs {
-		label := b.Label
+		label := strings.TrimPrefix(b.Label, prefix)
 		if b.Reference() {
 			label = "(" + label + ")"
 		}
-		sb.WriteString(" " + pad(label, cellW))
+		sb.WriteString(" " + pad(midTruncate(label, cellW), cellW))
 	}
 	sb.WriteString("\n" + strings.Repeat("-", min(width, idW+1+titleW+len(bs)*(cellW+1))) + "\n")
 	for _, r := range m.Rows {
@@ -331,12 +447,18 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, from, to, width, i
 				word, colour = "--", ansiGrey
 			}
 			text := word
-			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun && !c.NotSelected {
+			if n := numbers[from+i][r.Key]; c.Status == Fail && n > 0 {
+				text += fmt.Sprintf("#%d", n) // the finding (listed below the table)
+			}
+			mark := ""
+			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
+				mark = " !" + string(a[0])
+			}
+			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun && !c.NotSelected &&
+				utf8.RuneCountInString(text+mark)+1+utf8.RuneCountInString(d) <= cellW {
 				text += " " + d
 			}
-			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
-				text += " !" + string(a[0])
-			}
+			text += mark
 			cell := pad(text, cellW)
 			if o.Color {
 				cell = colour + cell + ansiReset

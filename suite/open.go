@@ -15,12 +15,13 @@ import (
 // (KAFKA_DEBUG, the Pulsar client's log, an adapter's stderr) to the spec's own output, which
 // Ginkgo shows when the spec fails (or with -v), and wraps the client in the recording
 // decorator of the spec's history (specs.RecordClient), which a failed spec attaches and the
-// checkers read. where says in a few words what the client is connected to.
+// checkers read; in isolation mode (PUBSUB_ISOLATE=topics, isolate) the harness prepares the
+// topics of its Producer and Consumer calls first. where says in a few words what the client is connected to.
 func openClient(ctx context.Context, cfg backends.Config, where string) (backends.Backend, error) {
 	cfg.Log = ginkgo.GinkgoWriter
 	b, err := backends.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return specs.RecordClient(b, where), nil
+	return specs.RecordClient(isolate(b, cfg), where), nil
 }

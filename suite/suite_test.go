@@ -52,6 +52,9 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("select backends: %v", err)
 	}
+	if _, err := suite.Isolated(); err != nil {
+		t.Fatalf("%v", err)
+	}
 	if all.AdapterError != nil {
 		t.Fatalf("%v", all.AdapterError)
 	}
@@ -73,6 +76,9 @@ var (
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	progress("backends under test: %v", names)
+	if on, _ := suite.Isolated(); on {
+		progress("isolation mode (%s=topics): the harness creates the topics of every spec outside the lifecycle and security areas through the broker's admin; columns are labelled <backend>%s", suite.IsolateEnv, suite.IsolatedSuffix)
+	}
 	for _, n := range names {
 		if d, _ := backends.Lookup(n); d.Reference {
 			progress("%s is the in-process REFERENCE backend: a self-test of the specs, never a conformance result", n)
@@ -116,14 +122,19 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 				fmt.Fprintf(os.Stderr, "reports: %s for %s: %v\n", what, n, err)
 			}
 		}
-		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+n+".xml"),
+		// In isolation mode the column is <backend>+isolated, beside the normal one.
+		label := suite.ReportName(n)
+		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+label+".xml"),
 			reporters.JunitReportConfig{OmitLeafNodeType: true}))
-		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+n+".json")))
+		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+label+".json")))
 		meta := suite.NewMeta(n, &shared, r.RunTime)
 		meta.Selected = names // so the gate tells a backend this run did not select from a missing one
+		if label != n {
+			meta.Backend, meta.Isolated = label, true
+		}
 		data, err := json.MarshalIndent(meta, "", "  ")
 		check("meta", err)
-		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+n+".json"), data, 0o644))
+		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+label+".json"), data, 0o644))
 	}
 	progress("reports for %v in %s (suite %s)", names, dir, r.RunTime.Round(10*time.Millisecond))
 	if why := reports.InterruptedReason(r.SpecialSuiteFailureReasons); why != "" {
