@@ -44,7 +44,7 @@ REPORTS      := reports/out
 # whose tests wait longest on JVMs come first: go test starts test binaries in this order, and
 # fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
 # sets the stage's length when it starts first instead of last.
-UNIT_FIRST = ./fixtures/local ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
+UNIT_FIRST = ./fixtures/local ./fixtures/rabbitmq ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
 UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v '/suite')
 # -count=1: several of these tests start real JVM brokers; Go's test cache cannot see a changed
 # java, jar cache or broker, so a cached pass would prove nothing. No -short: under -short the
@@ -66,9 +66,11 @@ GOTESTSUM  ?= $(GO) tool gotestsum
 # SETUP_NEEDS= skips the step.
 #   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
 #   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
-#   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache).
+#   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache);
+#   rabbitmq-server: the local RabbitMQ (an Erlang child process, fixtures/rabbitmq).
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
-               chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv
+               chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv \
+               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server
 
 all: test
 

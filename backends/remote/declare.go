@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/shlex"
+
+	"github.com/pubsub-conformance/harness/fixtures"
 )
 
 // Adapter declares one out-of-process backend: what to start and what broker it needs.
@@ -17,7 +19,8 @@ type Adapter struct {
 	// Name is the registry name (PUBSUB_BACKENDS=<Name>).
 	Name        string
 	Description string
-	// Broker is the broker kind it needs ("kafka", "pulsar"); "" for none (a reference port).
+	// Broker is the broker kind it needs (a fixtures.Kind: "kafka", "pulsar", "rabbitmq"); "" for
+	// none (a reference port).
 	Broker string
 	// Reference marks an in-process reference port (never a conformance result).
 	Reference bool
@@ -153,7 +156,7 @@ var envAttrs = []string{"_BROKER", "_DIR", "_REQUIREMENTS", "_PIP", "_DESCRIPTIO
 // FromEnviron reads user-declared adapters from environ ("K=V" strings):
 //
 //	PUBSUB_ADAPTER_<NAME>='command args...'   the command (shell-like quoting, no shell)
-//	PUBSUB_ADAPTER_<NAME>_BROKER=kafka|pulsar  the broker it needs (default: none)
+//	PUBSUB_ADAPTER_<NAME>_BROKER=kafka|pulsar|rabbitmq  the broker it needs (default: none)
 //	PUBSUB_ADAPTER_<NAME>_DIR=path             working directory (relative to the repository, or absolute)
 //	PUBSUB_ADAPTER_<NAME>_REQUIREMENTS='a.txt b.txt'  pip requirements for {python} (idem)
 //	PUBSUB_ADAPTER_<NAME>_PIP='-e /src/pkg'    further pip install arguments (shell-like quoting)
@@ -221,10 +224,8 @@ func FromEnviron(environ []string) ([]Adapter, error) {
 			}
 			a.Pip = pip
 		}
-		switch a.Broker {
-		case "", "kafka", "pulsar":
-		default:
-			errs = append(errs, fmt.Sprintf("%s_BROKER=%q: want kafka, pulsar or empty", k, a.Broker))
+		if _, known := fixtures.LookupKind(fixtures.Kind(a.Broker)); a.Broker != "" && !known {
+			errs = append(errs, fmt.Sprintf("%s_BROKER=%q: want one of %s, or empty", k, a.Broker, fixtures.KindNames()))
 			continue
 		}
 		if r := vars[k+"_REQUIREMENTS"]; r != "" {
