@@ -1,4 +1,4 @@
-"""What the three TrustGraph adapters share: settings -> TrustGraph's factory
+"""What the four TrustGraph adapters share: settings -> TrustGraph's factory
 parameters, the message schema, delivery ids, and the labelling of TrustGraph's
 exceptions with the contract's error codes.
 
@@ -52,9 +52,18 @@ TG_SETTINGS = {
     "KAFKA_SASL_MECHANISM": ("kafka_sasl_mechanism", None),
     "KAFKA_SASL_USERNAME": ("kafka_sasl_username", None),
     "KAFKA_SASL_PASSWORD": ("kafka_sasl_password", None),
+    "RABBITMQ_HOST": ("rabbitmq_host", "rabbitmq"),
+    "RABBITMQ_PORT": ("rabbitmq_port", "5672"),  # an int in pubsub.py (int(os.getenv(...)), type=int)
+    "RABBITMQ_USERNAME": ("rabbitmq_username", "guest"),
+    "RABBITMQ_PASSWORD": ("rabbitmq_password", "guest"),
+    "RABBITMQ_VHOST": ("rabbitmq_vhost", "/"),
 }
 
-SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD"}
+SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD", "RABBITMQ_PASSWORD"}
+
+# Parameters pubsub.py reads as int (DEFAULT_RABBITMQ_PORT = int(os.getenv(...)), and
+# add_pubsub_args' type=int): converted as TrustGraph converts them, a bad value is one line.
+INT_PARAMS = {"rabbitmq_port": "RABBITMQ_PORT"}
 
 
 def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
@@ -69,6 +78,13 @@ def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
     for env, (key, unset) in TG_SETTINGS.items():
         if env.startswith(prefix):
             params[key] = settings.get(env) or unset
+    for key, env in INT_PARAMS.items():
+        if key in params:
+            try:
+                params[key] = int(params[key])
+            except (TypeError, ValueError):
+                raise errors.InvalidConfig(
+                    f"{env}={params[key]!r} is not a port number (TrustGraph reads it with int())") from None
     ignored = sorted(k for k, v in settings.items() if k not in TG_SETTINGS and v)
     if ignored:
         print(f"trustgraph-{kind}: settings TrustGraph has no option for, not used: "
@@ -78,7 +94,7 @@ def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
 
 def describe(params: Mapping[str, Any]) -> str:
     """params for a log line, secrets masked."""
-    masked = {k: ("***" if v and k in ("pulsar_api_key", "kafka_sasl_password") else v)
+    masked = {k: ("***" if v and k in ("pulsar_api_key", "kafka_sasl_password", "rabbitmq_password") else v)
               for k, v in params.items()}
     return ", ".join(f"{k}={v}" for k, v in masked.items())
 
@@ -147,7 +163,7 @@ def api_fit(kind: str) -> dict:
         CAP_BINARY_PAYLOADS: NO_BINARY,
         CAP_RETENTION_READ_BACK: NO_RETENTION_READ,
         CAP_MODE_OVERRIDE: NO_MODE_OPTION,
-        CAP_RETENTION_EXPIRY: NO_RETENTION_PARAM,
+        CAP_RETENTION_EXPIRY: NO_RETENTION_PARAM_RABBITMQ if kind == "rabbitmq" else NO_RETENTION_PARAM,
     }
     if kind == "kafka":
         out[CAP_LOAD_SHARING] = ONE_PARTITION
@@ -157,6 +173,11 @@ def api_fit(kind: str) -> dict:
 NO_RETENTION_PARAM = (
     "TrustGraph's create_topic(topic) takes no retention: a short retention override cannot be "
     "asked for (Kafka topics get retention.ms by class, 7 days flow / 5 minutes others)")
+
+NO_RETENTION_PARAM_RABBITMQ = (
+    "TrustGraph's create_topic(topic) takes no retention, and AsyncRabbitMQBackend declares its "
+    "fanout exchange and queues with no arguments (no x-message-ttl, no x-max-age): a message "
+    "never expires, so a short retention override cannot be asked for")
 
 
 class Deliveries:
@@ -254,6 +275,13 @@ def _code_of(exc: BaseException) -> str:
         except Exception:  # noqa: BLE001 - not a KafkaError: leave it internal
             pass
         return "internal"
+    # aio-pika / aiormq (AsyncRabbitMQBackend): aiormq.exceptions by name
+    if name in ("ProbableAuthenticationError", "AuthenticationError", "ChannelAccessRefused",
+                "ConnectionNotAllowed"):
+        return "auth"
+    if name in ("AMQPConnectionError", "ConnectionClosed", "IncompatibleProtocolError",
+                "ConnectionRefusedError", "ConnectionResetError"):
+        return "unavailable"
     # pulsar-client: pulsar.asyncio raises PulsarException(result); the sync client
     # raises subclasses named after the result.
     result = name
