@@ -36,9 +36,6 @@ func init() {
 			OptIn:        true, // TrustGraph's known failures are results, not make test failures
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "rabbitmq"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
-			// TrustGraph's own names (pubsub.py, DEFAULT_RABBITMQ_*); the broker kind's record
-			// may list them too.
-			SettingsEnv: []string{"RABBITMQ_*"},
 		},
 		Adapter{
 			Name: "trustgraph-kafka-sync",

@@ -235,6 +235,16 @@ def translate(exc: BaseException, what: str) -> BaseException:
     return out
 
 
+def _raised_in(exc: BaseException, path_part: str) -> bool:
+    """Whether exc was raised by code whose file path contains path_part (its innermost frame)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return path_part in tb.tb_frame.f_code.co_filename
+
+
 def _code_of(exc: BaseException) -> str:
     name = type(exc).__name__
     msg = str(exc)
@@ -281,6 +291,12 @@ def _code_of(exc: BaseException) -> str:
         return "auth"
     if name in ("AMQPConnectionError", "ConnectionClosed", "IncompatibleProtocolError",
                 "ConnectionRefusedError", "ConnectionResetError"):
+        return "unavailable"
+    # The connection to the broker is down (aio-pika's robust connection is reconnecting):
+    # aiormq raises ChannelInvalidStateError for a publish on a channel the loss closed, and a
+    # plain RuntimeError("<Connection ...> closed") from Connection.channel(). Only where
+    # aiormq raised it: a RuntimeError from anywhere else stays internal.
+    if name == "ChannelInvalidStateError" or (type(exc) is RuntimeError and _raised_in(exc, "/aiormq/")):
         return "unavailable"
     # pulsar-client: pulsar.asyncio raises PulsarException(result); the sync client
     # raises subclasses named after the result.
