@@ -46,6 +46,15 @@ func init() {
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
 		Adapter{
+			Name: "trustgraph-rabbitmq",
+			Description: "TrustGraph's AsyncRabbitMQBackend (aio-pika), trustgraph-base 2.11.1, built by " +
+				"its get_async_pubsub factory from the RABBITMQ_* settings",
+			Broker:       "rabbitmq",
+			OptIn:        true, // TrustGraph's known failures are results, not make test failures
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "rabbitmq"},
+			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+		},
+		Adapter{
 			Name: "trustgraph-kafka-sync",
 			Description: "TrustGraph's synchronous KafkaBackend (confluent-kafka), trustgraph-base 2.8.1, the " +
 				"last release that ships it, built by its get_pubsub factory from the KAFKA_* settings",

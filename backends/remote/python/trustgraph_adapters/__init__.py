@@ -1,9 +1,10 @@
 """TrustGraph's own pub/sub backends (trustgraph-base on PyPI) behind the harness's
-adapter protocol, on the pubsub_adapter SDK. Three adapters, each in its own
-virtualenv pinned by a requirements file here:
+adapter protocol, on the pubsub_adapter SDK. Four adapters, each in a virtualenv
+pinned by a requirements file here:
 
-    trustgraph-kafka       async_adapter kafka   trustgraph-base 2.11.1 (AsyncKafkaBackend, aiokafka)
-    trustgraph-pulsar      async_adapter pulsar  trustgraph-base 2.11.1 (AsyncPulsarBackend)
+    trustgraph-kafka       async_adapter kafka     trustgraph-base 2.11.1 (AsyncKafkaBackend, aiokafka)
+    trustgraph-pulsar      async_adapter pulsar    trustgraph-base 2.11.1 (AsyncPulsarBackend)
+    trustgraph-rabbitmq    async_adapter rabbitmq  trustgraph-base 2.11.1 (AsyncRabbitMQBackend, aio-pika)
     trustgraph-kafka-sync  sync_adapter kafka    trustgraph-base 2.8.1, the last release with the
                                                  synchronous KafkaBackend (confluent-kafka)
 

@@ -1,8 +1,8 @@
-"""trustgraph-kafka and trustgraph-pulsar: TrustGraph's async pub/sub backends
-(trustgraph-base 2.8.2 and newer: AsyncKafkaBackend on aiokafka, AsyncPulsarBackend
-on pulsar.asyncio) behind the harness's adapter protocol.
+"""trustgraph-kafka, trustgraph-pulsar and trustgraph-rabbitmq: TrustGraph's async pub/sub
+backends (trustgraph-base 2.8.2 and newer: AsyncKafkaBackend on aiokafka, AsyncPulsarBackend
+on pulsar.asyncio, AsyncRabbitMQBackend on aio-pika) behind the harness's adapter protocol.
 
-    python -m trustgraph_adapters.async_adapter kafka|pulsar
+    python -m trustgraph_adapters.async_adapter kafka|pulsar|rabbitmq
 
 The backend is built by TrustGraph's own factory, trustgraph.base.pubsub.
 get_async_pubsub(**params), with the parameters a TrustGraph processor passes
@@ -208,8 +208,8 @@ def make_factory(kind: str, fixed: bool = False):
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0] not in ("kafka", "pulsar", "kafka-fixed"):
-        print("usage: python -m trustgraph_adapters.async_adapter kafka|pulsar|kafka-fixed", file=sys.stderr)
+    if len(argv) != 1 or argv[0] not in ("kafka", "pulsar", "rabbitmq", "kafka-fixed"):
+        print("usage: python -m trustgraph_adapters.async_adapter kafka|pulsar|rabbitmq|kafka-fixed", file=sys.stderr)
         sys.exit(2)
     fixed = argv[0] == "kafka-fixed"
     kind = "kafka" if fixed else argv[0]

@@ -1,4 +1,4 @@
-"""What the three TrustGraph adapters share: settings -> TrustGraph's factory
+"""What the four TrustGraph adapters share: settings -> TrustGraph's factory
 parameters, the message schema, delivery ids, and the labelling of TrustGraph's
 exceptions with the contract's error codes.
 
@@ -53,9 +53,18 @@ TG_SETTINGS = {
     "KAFKA_SASL_MECHANISM": ("kafka_sasl_mechanism", None),
     "KAFKA_SASL_USERNAME": ("kafka_sasl_username", None),
     "KAFKA_SASL_PASSWORD": ("kafka_sasl_password", None),
+    "RABBITMQ_HOST": ("rabbitmq_host", "rabbitmq"),
+    "RABBITMQ_PORT": ("rabbitmq_port", "5672"),  # an int in pubsub.py (int(os.getenv(...)), type=int)
+    "RABBITMQ_USERNAME": ("rabbitmq_username", "guest"),
+    "RABBITMQ_PASSWORD": ("rabbitmq_password", "guest"),
+    "RABBITMQ_VHOST": ("rabbitmq_vhost", "/"),
 }
 
-SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD"}
+SECRET = {"PULSAR_API_KEY", "KAFKA_SASL_PASSWORD", "RABBITMQ_PASSWORD"}
+
+# Parameters pubsub.py reads as int (DEFAULT_RABBITMQ_PORT = int(os.getenv(...)), and
+# add_pubsub_args' type=int): converted as TrustGraph converts them, a bad value is one line.
+INT_PARAMS = {"rabbitmq_port": "RABBITMQ_PORT"}
 
 
 def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
@@ -70,6 +79,13 @@ def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
     for env, (key, unset) in TG_SETTINGS.items():
         if env.startswith(prefix):
             params[key] = settings.get(env) or unset
+    for key, env in INT_PARAMS.items():
+        if key in params:
+            try:
+                params[key] = int(params[key])
+            except (TypeError, ValueError):
+                raise errors.InvalidConfig(
+                    f"{env}={params[key]!r} is not a port number (TrustGraph reads it with int())") from None
     ignored = sorted(k for k, v in settings.items() if k not in TG_SETTINGS and v)
     if ignored:
         print(f"trustgraph-{kind}: settings TrustGraph has no option for, not used: "
@@ -79,7 +95,7 @@ def factory_params(kind: str, settings: Mapping[str, str]) -> Dict[str, Any]:
 
 def describe(params: Mapping[str, Any]) -> str:
     """params for a log line, secrets masked."""
-    masked = {k: ("***" if v and k in ("pulsar_api_key", "kafka_sasl_password") else v)
+    masked = {k: ("***" if v and k in ("pulsar_api_key", "kafka_sasl_password", "rabbitmq_password") else v)
               for k, v in params.items()}
     return ", ".join(f"{k}={v}" for k, v in masked.items())
 
@@ -148,7 +164,7 @@ def api_fit(kind: str) -> dict:
         CAP_BINARY_PAYLOADS: NO_BINARY,
         CAP_RETENTION_READ_BACK: NO_RETENTION_READ,
         CAP_MODE_OVERRIDE: NO_MODE_OPTION,
-        CAP_RETENTION_EXPIRY: NO_RETENTION_PARAM,
+        CAP_RETENTION_EXPIRY: NO_RETENTION_PARAM_RABBITMQ if kind == "rabbitmq" else NO_RETENTION_PARAM,
     }
     if kind == "kafka":
         out[CAP_LOAD_SHARING] = ONE_PARTITION
@@ -158,6 +174,11 @@ def api_fit(kind: str) -> dict:
 NO_RETENTION_PARAM = (
     "TrustGraph's create_topic(topic) takes no retention: a short retention override cannot be "
     "asked for (Kafka topics get retention.ms by class, 7 days flow / 5 minutes others)")
+
+NO_RETENTION_PARAM_RABBITMQ = (
+    "TrustGraph's create_topic(topic) takes no retention, and AsyncRabbitMQBackend declares its "
+    "fanout exchange and queues with no arguments (no x-message-ttl, no x-max-age): a message "
+    "never expires, so a short retention override cannot be asked for")
 
 
 class Deliveries:
@@ -215,6 +236,16 @@ def translate(exc: BaseException, what: str) -> BaseException:
     return out
 
 
+def _raised_in(exc: BaseException, path_part: str) -> bool:
+    """Whether exc was raised by code whose file path contains path_part (its innermost frame)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return path_part in tb.tb_frame.f_code.co_filename
+
+
 def _code_of(exc: BaseException) -> str:
     name = type(exc).__name__
     msg = str(exc)
@@ -255,6 +286,19 @@ def _code_of(exc: BaseException) -> str:
         except Exception:  # noqa: BLE001 - not a KafkaError: leave it internal
             pass
         return "internal"
+    # aio-pika / aiormq (AsyncRabbitMQBackend): aiormq.exceptions by name
+    if name in ("ProbableAuthenticationError", "AuthenticationError", "ChannelAccessRefused",
+                "ConnectionNotAllowed"):
+        return "auth"
+    if name in ("AMQPConnectionError", "ConnectionClosed", "IncompatibleProtocolError",
+                "ConnectionRefusedError", "ConnectionResetError"):
+        return "unavailable"
+    # The connection to the broker is down (aio-pika's robust connection is reconnecting):
+    # aiormq raises ChannelInvalidStateError for a publish on a channel the loss closed, and a
+    # plain RuntimeError("<Connection ...> closed") from Connection.channel(). Only where
+    # aiormq raised it: a RuntimeError from anywhere else stays internal.
+    if name == "ChannelInvalidStateError" or (type(exc) is RuntimeError and _raised_in(exc, "/aiormq/")):
+        return "unavailable"
     # pulsar-client: pulsar.asyncio raises PulsarException(result); the sync client
     # raises subclasses named after the result.
     result = name
