@@ -40,6 +40,7 @@ func Conformance(env *Env) bool {
 		lifecycle(env)
 		lifecycleMore(env)
 		security(env)
+		workloadArea(env) // W1: the generative workload (specs/workload.go)
 	})
 	return true
 }
