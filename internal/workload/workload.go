@@ -201,7 +201,7 @@ type run struct {
 	extra   []history.Finding
 }
 
-// Run runs prog on b, which must record into rec (history.Wrap): two flow topics (ensured
+// Run runs prog on b, which must record into rec (history.Wrap): two flow topics (created
 // first), three
 // producers, two shared earliest subscriptions of topic 0 with one consumer each; then the
 // steps; then the drain: every open consumer acks what it holds and reads on (acking) until
@@ -246,14 +246,14 @@ func (r *run) call() (context.Context, context.CancelFunc) {
 }
 
 func (r *run) exec(prog Program) error {
-	// The topics exist before anything uses them, as TrustGraph's services ensure theirs
+	// The topics are created before anything uses them, as TrustGraph's services create theirs
 	// (L5 and L6 judge a missing topic; the workload judges what comes after).
 	for _, t := range r.topics {
 		ctx, cancel := r.call()
-		err := r.b.EnsureTopic(ctx, t)
+		err := r.b.CreateTopic(ctx, t)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("ensure topic %s: %w", t, err)
+			return fmt.Errorf("create topic %s: %w", t, err)
 		}
 	}
 	for i, t := range []int{0, 0, 1} {
