@@ -25,7 +25,7 @@ func init() {
 			Name:    "interleaved-send-drops",
 			Bases:   workloadBases,
 			Catches: []string{"W1"},
-			Defect:  "lost: producers of one client share a per-topic batch slot, so a Send right after another producer's Send on the same topic returns nil and is never written",
+			Defect:  "lost: producers of one client share a per-topic batch slot, so when two producers alternate on a topic (A, B, A) the second A's Send returns nil and is never written",
 			Wrap: func(b backends.Backend) backends.Backend {
 				return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotDrop}
 			},
@@ -34,7 +34,7 @@ func init() {
 			Name:    "interleaved-send-reorders",
 			Bases:   workloadBases,
 			Catches: []string{"W1"},
-			Defect:  "per-producer order: while another producer of the same client sent on the topic since, a producer's message waits in the shared queue and is written after that producer's next message (or its Close)",
+			Defect:  "per-producer order: when two producers of one client alternate on a topic (A, B, A), the second A's message waits in the shared queue and is written after A's next message (or its Close)",
 			Wrap: func(b backends.Backend) backends.Backend {
 				return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotHold}
 			},
@@ -123,16 +123,19 @@ type slotProducer struct {
 	b     *sharedSlot
 	topic string
 	held  *backends.Message // slotHold: the message waiting for this producer's next Send
+	sends int               // Sends so far (under b.mu)
 }
 
-// interleaved records p as the topic's last sender and reports whether another producer of the
-// client sent on the topic since p's previous Send.
+// interleaved records p as the topic's last sender and reports whether p sent before and
+// another producer of the client sent on the topic since (A, B, A: the second A): a producer
+// that takes over a topic from another (L3's producer of the re-created topic) is not affected.
 func (p *slotProducer) interleaved() bool {
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
 	prev := p.b.last[p.topic]
 	p.b.last[p.topic] = p
-	return prev != nil && prev != p
+	p.sends++
+	return p.sends > 1 && prev != nil && prev != p
 }
 
 func (p *slotProducer) Send(ctx context.Context, m backends.Message) error {
@@ -273,10 +276,11 @@ func (c *nackHolding) Ack(ctx context.Context, d backends.Delivery) error {
 
 func (c *nackHolding) Nack(ctx context.Context, d backends.Delivery) error {
 	c.mu.Lock()
+	mine := c.held[d.ID]
 	delete(c.held, d.ID)
 	others := len(c.held)
 	c.mu.Unlock()
-	if others > 0 {
+	if mine && others > 0 { // a foreign delivery still goes through (and fails, A8)
 		return nil
 	}
 	return c.Consumer.Nack(ctx, d)

@@ -61,7 +61,7 @@ func runOn(t testing.TB, variant string, prog Program) Result {
 // checkers find nothing in, and the same outcome twice. A failure prints rapid's seed and the
 // program rapid shrank it to.
 func TestReferenceHasNoAnomalies(t *testing.T) {
-	checks := "40"
+	checks := "25"
 	if testing.Short() {
 		checks = "15"
 	}
@@ -124,7 +124,7 @@ func findAndShrink(t *testing.T, variant string, want []history.Anomaly) Program
 		if !hit(prog) {
 			continue
 		}
-		small, tries := Shrink(prog, hit, 10*time.Second)
+		small, tries := Shrink(prog, hit, 4*time.Second)
 		t.Logf("seed %d: %d steps shrunk to %d in %d runs: %s", seed, len(prog), len(small), tries, small)
 		return small
 	}
