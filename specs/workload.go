@@ -31,9 +31,9 @@ const (
 	workloadBudgetEnv = "PUBSUB_WORKLOAD_BUDGET"
 	workloadSeedEnv   = "PUBSUB_WORKLOAD_SEED"
 	workloadShrinkEnv = "PUBSUB_WORKLOAD_SHRINK"
-	// A program has 10 to 30 steps: on Kafka each Consumer() is a group join of about a
+	// A program has 20 to 40 steps: on Kafka each Consumer() is a group join of about a
 	// second, so a program with its drain takes 5-20 s.
-	workloadMinSteps, workloadMaxSteps = 10, 30
+	workloadMinSteps, workloadMaxSteps = 20, 40
 	// workloadProgramMax bounds one program's run (its steps and drain, each call bounded).
 	workloadProgramMax = 3 * time.Minute
 )

@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -194,7 +195,7 @@ func (c *timeoutDup) Receive(ctx context.Context) (backends.Delivery, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case err != nil && short && ctx.Err() != nil:
+	case err != nil && short && errors.Is(err, backends.ErrTimeout): // a backend's own timer may end it a hair before ctx
 		c.armed = true
 	case err == nil && c.armed:
 		c.armed = false

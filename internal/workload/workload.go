@@ -33,7 +33,7 @@ type Op int
 // a program with steps removed is still a program (Shrink).
 const (
 	Send      Op = iota // producer Arg sends a new message (producers 0 and 1 on topic 0, 2 on topic 1)
-	Receive             // consumer Arg receives one message (a short bound) and holds it
+	Receive             // consumer Arg receives one message and holds it: bound ReceiveWithin, or LongReceive when Pick is odd
 	Ack                 // consumer Arg acks held delivery Pick
 	Nack                // consumer Arg nacks held delivery Pick
 	Close               // consumer Arg closes (what it held comes again to its subscription)
@@ -57,6 +57,10 @@ func (s Step) String() string {
 	switch s.Op {
 	case Ack, Nack:
 		return fmt.Sprintf("%s(%d,%d)", s.Op, s.Arg, s.Pick)
+	case Receive:
+		if s.Pick%2 == 1 {
+			return fmt.Sprintf("receive(%d,long)", s.Arg)
+		}
 	case Subscribe:
 		pos, mode := "earliest", "shared"
 		if s.Arg/2%2 == 1 {
@@ -82,7 +86,7 @@ func (p Program) String() string {
 }
 
 // weighted: sends and receives more often than the rest, so messages flow.
-var weighted = []Op{Send, Send, Send, Send, Receive, Receive, Receive, Receive, Ack, Ack, Nack, Close, Join, Subscribe}
+var weighted = []Op{Send, Send, Send, Send, Receive, Receive, Receive, Receive, Receive, Ack, Ack, Nack, Nack, Close, Join, Subscribe}
 
 // GenStep draws one step.
 var GenStep = rapid.Custom(func(t *rapid.T) Step {
@@ -107,8 +111,9 @@ func Generate(seed, min, max int) Program { return Gen(min, max).Example(seed) }
 type Config struct {
 	// Prefix makes the run's topic and subscription names unique (a run of its own).
 	Prefix string
-	// ReceiveWithin bounds each Receive step.
-	ReceiveWithin time.Duration
+	// ReceiveWithin bounds a Receive step, LongReceive one with an odd Pick (a broker's first
+	// fetch after a join may take longer than a short bound, so some receives wait more).
+	ReceiveWithin, LongReceive time.Duration
 	// Quiet: the drain of a subscription ends when a Receive waited this long for nothing
 	// (and no nacked message is still awaited).
 	Quiet time.Duration
@@ -124,13 +129,13 @@ type Config struct {
 
 // ReferenceConfig is the configuration for the in-process reference: nothing waits long there.
 func ReferenceConfig(prefix string) Config {
-	return Config{Prefix: prefix, ReceiveWithin: 20 * time.Millisecond, Quiet: 100 * time.Millisecond,
+	return Config{Prefix: prefix, ReceiveWithin: 20 * time.Millisecond, LongReceive: 50 * time.Millisecond, Quiet: 100 * time.Millisecond,
 		NackWithin: time.Second, Call: 10 * time.Second}
 }
 
 // BrokerConfig is the configuration for a real broker.
 func BrokerConfig(prefix string) Config {
-	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, Quiet: 1500 * time.Millisecond,
+	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, LongReceive: 500 * time.Millisecond, Quiet: time.Second,
 		NackWithin: 30 * time.Second, Call: 30 * time.Second}
 }
 
@@ -396,7 +401,11 @@ func (r *run) step(st Step) error {
 		m := live[st.Arg%len(live)]
 		switch st.Op {
 		case Receive:
-			_, err := r.receive(m, r.cfg.ReceiveWithin)
+			within := r.cfg.ReceiveWithin
+			if st.Pick%2 == 1 {
+				within = r.cfg.LongReceive
+			}
+			_, err := r.receive(m, within)
 			return err
 		case Ack, Nack:
 			if len(m.held) == 0 {
