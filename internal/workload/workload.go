@@ -34,8 +34,8 @@ type Op int
 const (
 	Send      Op = iota // producer Arg sends a new message (producers 0 and 1 on topic 0, 2 on topic 1)
 	Receive             // consumer Arg receives one message and holds it: bound ReceiveWithin, or LongReceive when Pick is odd
-	Ack                 // consumer Arg acks held delivery Pick
-	Nack                // consumer Arg nacks held delivery Pick
+	Ack                 // consumer Arg (of those holding a delivery) acks held delivery Pick
+	Nack                // consumer Arg (of those holding a delivery) nacks held delivery Pick
 	Close               // consumer Arg closes (what it held comes again to its subscription)
 	Join                // a new consumer on subscription Arg: joins a shared one, reopens a closed one, a new unique subscriber
 	Subscribe           // a new subscription with its first consumer: topic Arg%2, position Arg/2%2 (earliest, latest), mode Arg/4%2 (shared, unique)
@@ -320,6 +320,16 @@ func (r *run) live() []*member {
 	return out
 }
 
+func holders(ms []*member) []*member {
+	var out []*member
+	for _, m := range ms {
+		if len(m.held) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (r *run) got(m *member, d backends.Delivery) {
 	k := history.KeyOf(d.Payload)
 	if r.seen[m.label] == nil {
@@ -395,6 +405,9 @@ func (r *run) step(st Step) error {
 		}
 		r.sent++
 	case Receive, Ack, Nack, Close:
+		if st.Op == Ack || st.Op == Nack {
+			live = holders(live) // a settle targets a consumer that holds something
+		}
 		if len(live) == 0 {
 			return nil
 		}
