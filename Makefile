@@ -5,6 +5,7 @@
 #   make conformance   the spec suite against real brokers, one run per backend, then the matrix
 #   make failover      what conformance leaves out for its cost: F5 on a three-node Kafka cluster
 #   make flakes        RUNS=20 randomized conformance runs; lists what failed in any (flakes.md)
+#   make soak          DURATION=10m of the generative workload (W1) per backend (reports/out/soak)
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
@@ -55,7 +56,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
@@ -284,6 +285,20 @@ flakes: setup
 	  echo "== flakes: run $$i of $(RUNS): $$r in $$(( $$(date +%s) - start ))s"; \
 	done; \
 	$(GO) run ./reports/cmd/flakes -md $(REPORTS)/flakes/flakes.md $(REPORTS)/flakes/run-*
+
+## soak: the generative workload (W1, specs/workload.go) alone on BACKENDS for DURATION each
+## (programs are started until it passes), one suite run, with the conformance reports (JUnit,
+## Ginkgo JSON, meta per backend) and the matrix in reports/out/soak. A failure prints its seed
+## and shrunk program. docs/workload.md.
+DURATION ?= 10m
+soak: CONFORMANCE_FILTER = id:W1
+soak: setup
+	@mkdir -p $(REPORTS)/soak
+	@status=0; echo "== soak: W1 for $(DURATION) on $(BACKENDS)"; \
+	PUBSUB_WORKLOAD_BUDGET=$(DURATION) PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/soak $(CONFORMANCE_RUN) || status=1; \
+	$(GO) run ./reports/cmd/compare -md $(REPORTS)/soak/compare.md -html $(REPORTS)/soak/compare.html \
+	  -bench "" $(foreach b,$(BACKENDS),$(REPORTS)/soak/ginkgo-$(b).json) || status=1; \
+	exit $$status
 
 ## mutants: one suite run per base (the unmodified base and all its known-bad variants in it);
 ## fails if a variant survives or the base fails anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b.

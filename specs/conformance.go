@@ -31,6 +31,7 @@ func Conformance(env *Env) bool {
 		retention(env)
 		lifecycle(env)
 		security(env)
+		workloadArea(env) // W1: the generative workload (specs/workload.go)
 	})
 	return true
 }

@@ -1,17 +1,26 @@
-// Package workload is a first version of the generative workload of issue 22: a program of
-// contract operations over several consumers and subscriptions, drawn at random (by
-// pgregory.net/rapid in the tests, which shrinks a failing program to a minimal one), run on a
-// Backend with every call recorded, then judged by the history checkers (internal/history).
+// Package workload is the generative workload of issue 22: a seeded program of contract
+// operations over several producers, topics, subscriptions and consumers, run on a Backend with
+// every call recorded, then judged by the history checkers (internal/history), by its own
+// check of nacks that never came back, and by comparison with the reference backend run on the
+// same program (Compare). Programs are drawn by pgregory.net/rapid (Gen, Generate); a failing
+// one is cut down by Shrink.
 //
-// This version runs on the in-process reference only (its tests), without a nemesis; the
-// catalogue entry, the broker runs and the fault schedule are still to come.
+// A program is sequential: each step returns before the next starts, so every Send is either
+// wholly before or wholly after every Consumer call, and what each subscription must end up
+// with is determined by the contract (the reference's outcome is the expected one).
 package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/internal/history"
@@ -20,28 +29,50 @@ import (
 // Op is one step of a program.
 type Op int
 
-// The steps. Each picks its target by Arg (modulo what exists), so every program is valid.
+// The steps. Each picks its target by Arg (modulo what exists), so every program is valid and
+// a program with steps removed is still a program (Shrink).
 const (
-	Send    Op = iota // the producer sends a new message
-	Receive           // a consumer receives one message (a short bound) and holds it
-	Ack               // a consumer acks the oldest delivery it holds
-	Nack              // a consumer nacks the oldest delivery it holds
-	Close             // a consumer closes (what it held comes again to the subscription)
-	Join              // a new consumer joins one of the shared subscriptions
+	Send      Op = iota // producer Arg sends a new message (producers 0 and 1 on topic 0, 2 on topic 1)
+	Receive             // consumer Arg receives one message and holds it: bound ReceiveWithin, or LongReceive when Pick is odd
+	Ack                 // consumer Arg (of those holding a delivery) acks held delivery Pick
+	Nack                // consumer Arg (of those holding a delivery) nacks held delivery Pick
+	Close               // consumer Arg closes (what it held comes again to its subscription)
+	Join                // a new consumer on subscription Arg: joins a shared one, reopens a closed one, a new unique subscriber
+	Subscribe           // a new subscription with its first consumer: topic Arg%2, position Arg/2%2 (earliest, latest), mode Arg/4%2 (shared, unique)
 	numOps
 )
 
-var opNames = [...]string{"send", "receive", "ack", "nack", "close", "join"}
+var opNames = [...]string{"send", "receive", "ack", "nack", "close", "join", "subscribe"}
 
 func (o Op) String() string { return opNames[o] }
 
-// Step is an operation and its argument (which consumer, which subscription).
+// Step is an operation and its arguments.
 type Step struct {
-	Op  Op
-	Arg int
+	Op   Op
+	Arg  int
+	Pick int // Ack, Nack: which held delivery (modulo how many)
 }
 
-func (s Step) String() string { return fmt.Sprintf("%s(%d)", s.Op, s.Arg) }
+func (s Step) String() string {
+	switch s.Op {
+	case Ack, Nack:
+		return fmt.Sprintf("%s(%d,%d)", s.Op, s.Arg, s.Pick)
+	case Receive:
+		if s.Pick%2 == 1 {
+			return fmt.Sprintf("receive(%d,long)", s.Arg)
+		}
+	case Subscribe:
+		pos, mode := "earliest", "shared"
+		if s.Arg/2%2 == 1 {
+			pos = "latest"
+		}
+		if s.Arg/4%2 == 1 {
+			mode = "unique"
+		}
+		return fmt.Sprintf("subscribe(t%d,%s,%s)", s.Arg%2, pos, mode)
+	}
+	return fmt.Sprintf("%s(%d)", s.Op, s.Arg)
+}
 
 // Program is what a run does, in order.
 type Program []Step
@@ -54,126 +85,626 @@ func (p Program) String() string {
 	return strings.Join(parts, " ")
 }
 
-// Subscriptions is how many shared subscriptions a program's topic has.
-const Subscriptions = 2
+// weighted: sends and receives more often than the rest, so messages flow.
+var weighted = []Op{Send, Send, Send, Send, Receive, Receive, Receive, Receive, Receive, Ack, Ack, Nack, Nack, Close, Join, Subscribe}
 
-// receiveWithin bounds each Receive of a program; drainWithin each Receive of the final drain.
-const (
-	receiveWithin = 20 * time.Millisecond
-	drainWithin   = 100 * time.Millisecond
-)
+// GenStep draws one step.
+var GenStep = rapid.Custom(func(t *rapid.T) Step {
+	return Step{
+		Op:   rapid.SampledFrom(weighted).Draw(t, "op"),
+		Arg:  rapid.IntRange(0, 7).Draw(t, "arg"),
+		Pick: rapid.IntRange(0, 3).Draw(t, "pick"),
+	}
+})
 
-type member struct {
-	c    backends.Consumer
-	sub  int
-	held []backends.Delivery
+// Gen draws programs of min to max steps.
+func Gen(min, max int) *rapid.Generator[Program] {
+	return rapid.Custom(func(t *rapid.T) Program {
+		return Program(rapid.SliceOfN(GenStep, min, max).Draw(t, "steps"))
+	})
 }
 
-// Run runs prog on b (a fresh topic of class flow, one producer, Subscriptions shared
-// subscriptions each starting with one consumer), then drains every subscription with a new
-// consumer that acks everything until a Receive times out, and returns the history's findings.
-// b must record into rec (history.Wrap). An error is a call that failed where the contract
-// says it must not; the findings are the anomalies.
-func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Program) ([]history.Finding, error) {
-	topic := fmt.Sprintf("flow:tg:workload-%d", time.Now().UnixNano())
-	subs := make([]string, Subscriptions)
-	var members []*member
-	for i := range subs {
-		subs[i] = fmt.Sprintf("s%d", i)
-		c, err := b.Consumer(ctx, topic, subs[i], backends.WithPosition(backends.Earliest))
-		if err != nil {
-			return nil, fmt.Errorf("subscribe %s: %w", subs[i], err)
-		}
-		members = append(members, &member{c: c, sub: i})
+// Generate is the program of a seed: the same seed gives the same program, everywhere.
+func Generate(seed, min, max int) Program { return Gen(min, max).Example(seed) }
+
+// Config bounds a run.
+type Config struct {
+	// Prefix makes the run's topic and subscription names unique (a run of its own).
+	Prefix string
+	// ReceiveWithin bounds a Receive step, LongReceive one with an odd Pick (a broker's first
+	// fetch after a join may take longer than a short bound, so some receives wait more).
+	ReceiveWithin, LongReceive time.Duration
+	// Quiet: the drain of a subscription ends when a Receive waited this long for nothing
+	// (and no nacked message is still awaited).
+	Quiet time.Duration
+	// NackWithin is how long the drain of an open consumer waits for a nacked message to come
+	// again (the bounded delay of C-NACK-1; A1 waits 30 s).
+	NackWithin time.Duration
+	// Call bounds every other call (Consumer, Producer, Send, Ack, Nack, Close).
+	Call time.Duration
+	// SharedOnly never asks for unique mode (the backend under test lacks mode-override, and
+	// the reference run of the same program must do what it does).
+	SharedOnly bool
+}
+
+// ReferenceConfig is the configuration for the in-process reference: nothing waits long there.
+func ReferenceConfig(prefix string) Config {
+	return Config{Prefix: prefix, ReceiveWithin: 20 * time.Millisecond, LongReceive: 50 * time.Millisecond, Quiet: 100 * time.Millisecond,
+		NackWithin: time.Second, Call: 10 * time.Second}
+}
+
+// BrokerConfig is the configuration for a real broker.
+func BrokerConfig(prefix string) Config {
+	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, LongReceive: 500 * time.Millisecond, Quiet: time.Second,
+		NackWithin: 30 * time.Second, Call: 30 * time.Second}
+}
+
+// NackNeverRedelivered is the workload's own finding of that class: a consumer nacked a
+// delivery, stayed open, and was read for NackWithin without the message coming again to its
+// subscription (the history checker needs 30 s of reading after the nack; the workload knows
+// its consumer stayed open, so it can judge at the end of its drain).
+const nackAnomaly = history.NackNotRedelivered
+
+// Differs is a subscription whose messages differ from the reference backend's on the same
+// program.
+const Differs history.Anomaly = "outcome differs from the reference backend"
+
+// Outcome is what each drained subscription received over the whole run: its label
+// ("t0/s1", "t1/s4#2" for the second unique subscriber of that name) and the distinct message
+// keys, sorted. Only subscriptions the run drained are in it (shared ones by a reopened
+// consumer, unique ones still open at the end); their content is what the contract determines.
+type Outcome map[string][]string
+
+// Result is what a run gives.
+type Result struct {
+	Findings []history.Finding
+	Outcome  Outcome
+	Calls    int
+	Sent     int
+	Took     time.Duration
+}
+
+type subscription struct {
+	label   string // t0/s1
+	topic   int
+	name    string
+	pos     backends.Position
+	mode    backends.Mode
+	members int // consumers opened on it (unique: its subscribers)
+}
+
+type member struct {
+	c      backends.Consumer
+	sub    *subscription
+	label  string // the subscription this consumer reads: sub.label, or label#k for unique
+	held   []backends.Delivery
+	nacked map[string]time.Time // keys nacked by this consumer, awaited again
+	ids    map[string]int       // how often this consumer handed out each delivery ID
+}
+
+// settleErr is err, or nil when it is ErrUnknownDelivery for a delivery this consumer handed
+// out more than once (a duplicate the checkers report; the second settle of one ID may fail).
+func (m *member) settleErr(d backends.Delivery, err error) error {
+	if errors.Is(err, backends.ErrUnknownDelivery) && m.ids[d.ID] > 1 {
+		return nil
 	}
-	p, err := b.Producer(ctx, topic)
+	return err
+}
+
+type run struct {
+	ctx     context.Context
+	b       backends.Backend
+	cfg     Config
+	topics  [2]string
+	prods   []backends.Producer
+	subs    []*subscription
+	members []*member
+	seen    map[string]map[string]bool // subscription label -> keys received
+	drained map[string]bool
+	sent    int
+	unique  bool // CapModeOverride: unique mode may be asked for on a flow topic
+	extra   []history.Finding
+}
+
+// Run runs prog on b, which must record into rec (history.Wrap): two flow topics (created
+// first), three
+// producers, two shared earliest subscriptions of topic 0 with one consumer each; then the
+// steps; then the drain: every open consumer acks what it holds and reads on (acking) until
+// quiet and until every message it nacked came again or NackWithin passed; every consumer
+// closes; every shared subscription is read by a new consumer until quiet. It returns the
+// checkers' findings, the nacks never redelivered and the outcome. An error is a call that
+// failed where the contract says it must not.
+func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Program, cfg Config) (Result, error) {
+	start := time.Now()
+	r := &run{ctx: ctx, b: b, cfg: cfg, seen: map[string]map[string]bool{}, drained: map[string]bool{}}
+	_, noMode := b.Unsupported()[backends.CapModeOverride]
+	r.unique = !noMode && !cfg.SharedOnly
+	for i := range r.topics {
+		r.topics[i] = fmt.Sprintf("flow:tg:%s-t%d", cfg.Prefix, i)
+	}
+	err := r.exec(prog)
+	closeErr := r.closeAll()
+	res := Result{Outcome: Outcome{}, Sent: r.sent}
+	for label := range r.drained {
+		keys := make([]string, 0, len(r.seen[label]))
+		for k := range r.seen[label] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		res.Outcome[label] = keys
+	}
+	if err == nil {
+		err = closeErr
+	}
 	if err != nil {
-		return nil, fmt.Errorf("producer: %w", err)
+		return res, err
 	}
-	defer p.Close(ctx)
-	open := func() []*member {
-		var out []*member
-		for _, m := range members {
-			if m.c != nil {
-				out = append(out, m)
+	ops := rec.Ops()
+	res.Calls = len(ops)
+	res.Findings = append(history.Check(ops, history.PolicyFor(b)), r.extra...)
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+func (r *run) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.ctx, r.cfg.Call)
+}
+
+func (r *run) exec(prog Program) error {
+	// The topics are created before anything uses them, as TrustGraph's services create theirs
+	// (L5 and L6 judge a missing topic; the workload judges what comes after).
+	for _, t := range r.topics {
+		ctx, cancel := r.call()
+		err := r.b.CreateTopic(ctx, t)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("create topic %s: %w", t, err)
+		}
+	}
+	for i, t := range []int{0, 0, 1} {
+		ctx, cancel := r.call()
+		p, err := r.b.Producer(ctx, r.topics[t])
+		cancel()
+		if err != nil {
+			return fmt.Errorf("producer %d: %w", i, err)
+		}
+		r.prods = append(r.prods, p)
+	}
+	for range 2 {
+		if err := r.subscribe(0, backends.Earliest, backends.Shared); err != nil {
+			return err
+		}
+	}
+	for i, st := range prog {
+		if err := r.step(st); err != nil {
+			return fmt.Errorf("step %d %s: %w", i+1, st, err)
+		}
+	}
+	return r.drain()
+}
+
+func (r *run) subscribe(topic int, pos backends.Position, mode backends.Mode) error {
+	s := &subscription{topic: topic, name: fmt.Sprintf("%s-s%d", r.cfg.Prefix, len(r.subs)), pos: pos, mode: mode}
+	s.label = fmt.Sprintf("t%d/s%d", topic, len(r.subs))
+	r.subs = append(r.subs, s)
+	return r.join(s)
+}
+
+func (r *run) join(s *subscription) error {
+	opts := []backends.ConsumerOption{backends.WithPosition(s.pos)}
+	if r.unique {
+		opts = append(opts, backends.WithMode(s.mode))
+	}
+	ctx, cancel := r.call()
+	c, err := r.b.Consumer(ctx, r.topics[s.topic], s.name, opts...)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("consumer on %s: %w", s.label, err)
+	}
+	s.members++
+	label := s.label
+	if s.mode == backends.Unique {
+		label = fmt.Sprintf("%s#%d", s.label, s.members)
+	}
+	r.members = append(r.members, &member{c: c, sub: s, label: label, nacked: map[string]time.Time{}, ids: map[string]int{}})
+	return nil
+}
+
+func (r *run) live() []*member {
+	var out []*member
+	for _, m := range r.members {
+		if m.c != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func holders(ms []*member) []*member {
+	var out []*member
+	for _, m := range ms {
+		if len(m.held) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (r *run) got(m *member, d backends.Delivery) {
+	k := history.KeyOf(d.Payload)
+	if r.seen[m.label] == nil {
+		r.seen[m.label] = map[string]bool{}
+	}
+	r.seen[m.label][k] = true
+	m.ids[d.ID]++
+	// A nacked message awaited by any open consumer of the same subscription came again.
+	for _, o := range r.live() {
+		if o.label == m.label {
+			delete(o.nacked, k)
+		}
+	}
+}
+
+func (r *run) receive(m *member, within time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(r.ctx, within)
+	d, err := m.c.Receive(ctx)
+	cancel()
+	switch {
+	case err == nil:
+		m.held = append(m.held, d)
+		r.got(m, d)
+		return true, nil
+	case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+		if r.ctx.Err() != nil {
+			return false, r.ctx.Err()
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("receive: %w", err)
+}
+
+func (r *run) settle(m *member, i int, nack bool) error {
+	d := m.held[i]
+	m.held = slices.Delete(m.held, i, i+1)
+	ctx, cancel := r.call()
+	defer cancel()
+	if nack {
+		if err := m.settleErr(d, m.c.Nack(ctx, d)); err != nil {
+			return fmt.Errorf("nack: %w", err)
+		}
+		m.nacked[history.KeyOf(d.Payload)] = time.Now()
+		return nil
+	}
+	if err := m.settleErr(d, m.c.Ack(ctx, d)); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	return nil
+}
+
+func (r *run) closeMember(m *member) error {
+	ctx, cancel := r.call()
+	err := m.c.Close(ctx)
+	cancel()
+	m.c, m.held, m.nacked = nil, nil, nil
+	if err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	return nil
+}
+
+func (r *run) step(st Step) error {
+	live := r.live()
+	switch st.Op {
+	case Send:
+		p := st.Arg % len(r.prods)
+		ctx, cancel := r.call()
+		err := r.prods[p].Send(ctx, backends.Message{Payload: fmt.Appendf(nil, "%s-p%d-m%d", r.cfg.Prefix, p, r.sent)})
+		cancel()
+		if err != nil {
+			return err
+		}
+		r.sent++
+	case Receive, Ack, Nack, Close:
+		if st.Op == Ack || st.Op == Nack {
+			live = holders(live) // a settle targets a consumer that holds something
+		}
+		if len(live) == 0 {
+			return nil
+		}
+		m := live[st.Arg%len(live)]
+		switch st.Op {
+		case Receive:
+			within := r.cfg.ReceiveWithin
+			if st.Pick%2 == 1 {
+				within = r.cfg.LongReceive
+			}
+			_, err := r.receive(m, within)
+			return err
+		case Ack, Nack:
+			if len(m.held) == 0 {
+				return nil
+			}
+			return r.settle(m, st.Pick%len(m.held), st.Op == Nack)
+		case Close:
+			return r.closeMember(m)
+		}
+	case Join:
+		return r.join(r.subs[st.Arg%len(r.subs)])
+	case Subscribe:
+		pos, mode := backends.Earliest, backends.Shared
+		if st.Arg/2%2 == 1 {
+			pos = backends.Latest
+		}
+		if st.Arg/4%2 == 1 && r.unique {
+			mode = backends.Unique
+		}
+		return r.subscribe(st.Arg%2, pos, mode)
+	}
+	return nil
+}
+
+// drainOpen reads one open consumer: acks what it holds, then receives and acks until a
+// Receive waited Quiet for nothing and no nacked message is awaited (or NackWithin passed).
+func (r *run) drainOpen(m *member) error { return r.drainOpenLocked(&sync.Mutex{}, m) }
+
+// awaited counts the nacked messages the open consumers of label still wait for.
+func (r *run) awaited(label string) int {
+	n := 0
+	for _, o := range r.live() {
+		if o.label == label {
+			n += len(o.nacked)
+		}
+	}
+	return n
+}
+
+func (r *run) drain() error {
+	// Every open consumer at once: the members of a shared subscription compete, and one of
+	// them may hold the partition (Kafka) while the others get nothing.
+	live := r.live()
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	for _, m := range live {
+		wg.Go(func() {
+			// The seen map and the nacked sets are shared: one lock over each member's reads.
+			err := r.drainOpenLocked(&mu, m)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("drain %s: %w", m.label, err))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, m := range live {
+		for k, at := range m.nacked {
+			r.extra = append(r.extra, history.Finding{Anomaly: nackAnomaly, Contract: "C-NACK-1", Key: k,
+				Subscription: m.label,
+				Detail: fmt.Sprintf("nacked %s before the end of the drain by a consumer that stayed open, not delivered again to its subscription while it was read for %s (the bound)",
+					time.Since(at).Round(time.Millisecond), r.cfg.NackWithin)})
+		}
+		if m.sub.mode == backends.Unique {
+			r.drained[m.label] = true
+		}
+	}
+	for _, m := range live {
+		if err := r.closeMember(m); err != nil {
+			return fmt.Errorf("close before the drain: %w", err)
+		}
+	}
+	for _, s := range r.subs {
+		if s.mode == backends.Unique {
+			continue
+		}
+		if err := r.join(s); err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		m := r.members[len(r.members)-1]
+		if err := r.drainOpen(m); err != nil {
+			return fmt.Errorf("drain %s: %w", s.label, err)
+		}
+		r.drained[s.label] = true
+		if err := r.closeMember(m); err != nil {
+			return fmt.Errorf("drain %s: %w", s.label, err)
+		}
+	}
+	return nil
+}
+
+// drainOpenLocked is drainOpen for one of several members drained at once: the run's shared
+// maps are touched under mu, the broker calls are not.
+func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
+	settle := func(i int) error {
+		d := m.held[i]
+		m.held = slices.Delete(m.held, i, i+1)
+		ctx, cancel := r.call()
+		defer cancel()
+		if err := m.settleErr(d, m.c.Ack(ctx, d)); err != nil {
+			return fmt.Errorf("ack: %w", err)
+		}
+		return nil
+	}
+	for len(m.held) > 0 {
+		if err := settle(0); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(r.cfg.NackWithin)
+	for {
+		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Quiet)
+		d, err := m.c.Receive(ctx)
+		cancel()
+		switch {
+		case err == nil:
+			mu.Lock()
+			r.got(m, d)
+			mu.Unlock()
+			m.held = append(m.held, d)
+			if err := settle(0); err != nil {
+				return err
+			}
+			continue
+		case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+			if r.ctx.Err() != nil {
+				return r.ctx.Err()
+			}
+		default:
+			return fmt.Errorf("receive: %w", err)
+		}
+		mu.Lock()
+		waiting := r.awaited(m.label)
+		mu.Unlock()
+		if waiting == 0 || time.Now().After(deadline) {
+			return nil
+		}
+	}
+}
+
+// closeAll closes what is still open (after an error, or the producers after the drain).
+func (r *run) closeAll() error {
+	var errs []error
+	for _, m := range r.live() {
+		if err := r.closeMember(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, p := range r.prods {
+		ctx, cancel := r.call()
+		if err := p.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close producer %d: %w", i, err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// Compare returns a finding for each subscription whose received messages differ from the
+// reference's outcome on the same program: every drained subscription's content is determined
+// by the contract (a sequential program, flow topics, C-SUB-2, C-POS-1..3). Message keys are
+// compared after the run prefixes (which differ between the two runs) are removed.
+func Compare(ref, got Outcome, refPrefix, gotPrefix string) []history.Finding {
+	var out []history.Finding
+	labels := make([]string, 0, len(ref))
+	for l := range ref {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		g, ok := got[l]
+		if !ok {
+			continue // not drained there (the run stopped early); the error says why
+		}
+		want := map[string]bool{}
+		for _, k := range ref[l] {
+			want[strings.TrimPrefix(k, refPrefix)] = true
+		}
+		have := map[string]bool{}
+		for _, k := range g {
+			have[strings.TrimPrefix(k, gotPrefix)] = true
+		}
+		var missing, extra []string
+		for k := range want {
+			if !have[k] {
+				missing = append(missing, k)
 			}
 		}
-		return out
-	}
-	sent := 0
-	for i, st := range prog {
-		live := open()
-		switch st.Op {
-		case Send:
-			if err := p.Send(ctx, backends.Message{Payload: fmt.Appendf(nil, "m%d", sent)}); err != nil {
-				return nil, fmt.Errorf("step %d %s: %w", i, st, err)
+		for k := range have {
+			if !want[k] {
+				extra = append(extra, k)
 			}
-			sent++
-		case Receive, Ack, Nack, Close:
-			if len(live) == 0 {
+		}
+		sort.Strings(missing)
+		sort.Strings(extra)
+		if len(missing)+len(extra) == 0 {
+			continue
+		}
+		key := ""
+		if len(missing) > 0 {
+			key = gotPrefix + missing[0]
+		} else {
+			key = gotPrefix + extra[0]
+		}
+		out = append(out, history.Finding{Anomaly: Differs, Contract: "C-SUB-2, C-POS-1..3", Key: key, Subscription: l,
+			Detail: fmt.Sprintf("the reference received %d distinct messages here, this backend %d: missing %s; not on the reference %s",
+				len(want), len(have), brief(missing), brief(extra))})
+	}
+	return out
+}
+
+func brief(ks []string) string {
+	if len(ks) == 0 {
+		return "none"
+	}
+	if len(ks) > 8 {
+		return fmt.Sprintf("%v and %d more", ks[:8], len(ks)-8)
+	}
+	return fmt.Sprint(ks)
+}
+
+// Shrink cuts prog down to a shorter program for which fails still holds (delta debugging:
+// remove halves, quarters, ... single steps, keeping each removal after which it still fails),
+// trying until budget passes. fails runs a candidate (on the failing backend: a real broker
+// run of seconds each, so the budget, not a fixed count, bounds it). It returns the smallest
+// failing program found and how many candidates it ran.
+func Shrink(prog Program, fails func(Program) bool, budget time.Duration) (Program, int) {
+	deadline := time.Now().Add(budget)
+	tries := 0
+	cur := slices.Clone(prog)
+	for chunk := len(cur) / 2; chunk >= 1; {
+		removed := false
+		for at := 0; at+chunk <= len(cur); {
+			if time.Now().After(deadline) {
+				return cur, tries
+			}
+			cand := slices.Concat(cur[:at], cur[at+chunk:])
+			tries++
+			if fails(cand) {
+				cur, removed = cand, true
+				continue // the same position now holds the next steps
+			}
+			at += chunk
+		}
+		if !removed {
+			chunk /= 2
+		}
+	}
+	// Smaller arguments read more easily: lower each step's Arg and Pick where it still fails.
+	for i := range cur {
+		for _, lower := range []func(Step) (Step, bool){
+			func(s Step) (Step, bool) { return Step{s.Op, 0, s.Pick}, s.Arg != 0 },
+			func(s Step) (Step, bool) { return Step{s.Op, s.Arg, 0}, s.Pick != 0 },
+		} {
+			if time.Now().After(deadline) {
+				return cur, tries
+			}
+			s, changed := lower(cur[i])
+			if !changed {
 				continue
 			}
-			m := live[st.Arg%len(live)]
-			switch st.Op {
-			case Receive:
-				rctx, cancel := context.WithTimeout(ctx, receiveWithin)
-				d, err := m.c.Receive(rctx)
-				cancel()
-				if err == nil {
-					m.held = append(m.held, d)
-				}
-			case Ack, Nack:
-				if len(m.held) == 0 {
-					continue
-				}
-				d := m.held[0]
-				m.held = m.held[1:]
-				settle := m.c.Ack
-				if st.Op == Nack {
-					settle = m.c.Nack
-				}
-				if err := settle(ctx, d); err != nil {
-					return nil, fmt.Errorf("step %d %s: %w", i, st, err)
-				}
-			case Close:
-				if err := m.c.Close(ctx); err != nil {
-					return nil, fmt.Errorf("step %d %s: %w", i, st, err)
-				}
-				m.c, m.held = nil, nil
+			cand := slices.Clone(cur)
+			cand[i] = s
+			tries++
+			if fails(cand) {
+				cur = cand
 			}
-		case Join:
-			sub := st.Arg % Subscriptions
-			c, err := b.Consumer(ctx, topic, subs[sub])
-			if err != nil {
-				return nil, fmt.Errorf("step %d %s: %w", i, st, err)
-			}
-			members = append(members, &member{c: c, sub: sub})
 		}
 	}
-	for _, m := range open() {
-		if err := m.c.Close(ctx); err != nil {
-			return nil, fmt.Errorf("close before the drain: %w", err)
+	return cur, tries
+}
+
+// Classes lists the anomaly classes of fs, in order of first appearance.
+func Classes(fs []history.Finding) []history.Anomaly {
+	var out []history.Anomaly
+	for _, f := range fs {
+		if !slices.Contains(out, f.Anomaly) {
+			out = append(out, f.Anomaly)
 		}
 	}
-	for _, s := range subs {
-		c, err := b.Consumer(ctx, topic, s)
-		if err != nil {
-			return nil, fmt.Errorf("drain %s: %w", s, err)
-		}
-		for {
-			rctx, cancel := context.WithTimeout(ctx, drainWithin)
-			d, err := c.Receive(rctx)
-			cancel()
-			if err != nil {
-				break
-			}
-			if err := c.Ack(ctx, d); err != nil {
-				return nil, fmt.Errorf("drain %s: ack: %w", s, err)
-			}
-		}
-		if err := c.Close(ctx); err != nil {
-			return nil, fmt.Errorf("drain %s: close: %w", s, err)
-		}
-	}
-	return history.Check(rec.Ops(), history.PolicyFor(b)), nil
+	return out
 }

@@ -3,8 +3,10 @@ package workload
 import (
 	"context"
 	"flag"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -14,18 +16,8 @@ import (
 	"github.com/pubsub-conformance/harness/internal/history"
 )
 
-// weighted: sends and receives more often than the rest, so messages flow.
-var weighted = []Op{Send, Send, Send, Receive, Receive, Receive, Ack, Ack, Nack, Close, Join}
-
-var genStep = rapid.Custom(func(t *rapid.T) Step {
-	return Step{Op: rapid.SampledFrom(weighted).Draw(t, "op"), Arg: rapid.IntRange(0, 3).Draw(t, "arg")}
-})
-
-var genProgram = rapid.Custom(func(t *rapid.T) Program {
-	return Program(rapid.SliceOfN(genStep, 5, 60).Draw(t, "steps"))
-})
-
-// open returns a recorded client of a fresh reference broker, decorated by variant when set.
+// open returns a recorded client of a fresh reference broker, decorated by variant when set
+// (a variant of memory's own, or a contract decorator of backends/mutants whatever its bases).
 func open(t testing.TB, variant string) (backends.Backend, *history.Recorder) {
 	t.Helper()
 	b, err := memory.NewBroker().Open(context.Background(), backends.Config{Backend: memory.Name})
@@ -35,8 +27,15 @@ func open(t testing.TB, variant string) (backends.Backend, *history.Recorder) {
 	var be backends.Backend = b
 	if variant != "" {
 		v, ok := mutants.LookupFor(memory.Name, variant)
+		if !ok {
+			for _, c := range mutants.Catalogue {
+				if c.Name == variant {
+					v, ok = c, true
+				}
+			}
+		}
 		if !ok || v.Wrap == nil {
-			t.Fatalf("no decorating variant %q of memory", variant)
+			t.Fatalf("no decorating variant %q", variant)
 		}
 		be = v.Wrap(be)
 	}
@@ -44,54 +43,119 @@ func open(t testing.TB, variant string) (backends.Backend, *history.Recorder) {
 	return history.Wrap(be, rec, "workload"), rec
 }
 
+var runs int
+
+func runOn(t testing.TB, variant string, prog Program) Result {
+	t.Helper()
+	runs++
+	b, rec := open(t, variant)
+	defer b.Close(context.Background())
+	res, err := Run(context.Background(), b, rec, prog, ReferenceConfig(fmt.Sprintf("w%d", runs)))
+	if err != nil {
+		t.Fatalf("program %s: %v", prog, err)
+	}
+	return res
+}
+
 // TestReferenceHasNoAnomalies: every program on the reference backend gives a history the
-// checkers find nothing in. A failure prints rapid's seed and the shrunk program.
+// checkers find nothing in, and the same outcome twice. A failure prints rapid's seed and the
+// program rapid shrank it to.
 func TestReferenceHasNoAnomalies(t *testing.T) {
-	checks := "60" // about 14 s on the reference, mostly Receives waiting out their bounds
+	checks := "25"
 	if testing.Short() {
-		checks = "25"
+		checks = "15"
 	}
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
 		_ = flag.Set("rapid.checks", checks) // an explicit -rapid.checks wins
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		prog := genProgram.Draw(rt, "program")
-		b, rec := open(t, "")
-		defer b.Close(context.Background())
-		fs, err := Run(context.Background(), b, rec, prog)
-		if err != nil {
-			rt.Fatalf("program %s: %v", prog, err)
+		prog := Gen(5, 40).Draw(rt, "program")
+		a, b := runOn(t, "", prog), runOn(t, "", prog)
+		if len(a.Findings) > 0 {
+			rt.Fatalf("program %s:\n%s", prog, history.Report(time.Now(), a.Findings, 3))
 		}
-		if len(fs) > 0 {
-			rt.Fatalf("program %s:\n%s", prog, history.Report(rec.Started(), fs, 3))
+		if d := Compare(a.Outcome, b.Outcome, fmt.Sprintf("w%d", runs-1), fmt.Sprintf("w%d", runs)); len(d) > 0 {
+			rt.Fatalf("program %s: two reference runs differ: %v", prog, d)
+		}
+		if len(a.Outcome) < 2 {
+			rt.Fatalf("program %s: only %d subscriptions drained", prog, len(a.Outcome))
 		}
 	})
 }
 
+// TestGenerateIsDeterministic: a seed names a program (the seed a failure prints reproduces it).
+func TestGenerateIsDeterministic(t *testing.T) {
+	if a, b := Generate(7, 10, 30), Generate(7, 10, 30); a.String() != b.String() || len(a) < 10 {
+		t.Fatalf("seed 7 gave %s and %s", a, b)
+	}
+}
+
+// TestShrink: delta debugging finds the minimal failing subsequence of a made-up predicate.
+func TestShrink(t *testing.T) {
+	prog := Generate(3, 30, 30)
+	prog = append(prog, Step{Op: Nack, Arg: 5, Pick: 2})
+	fails := func(p Program) bool {
+		return slices.ContainsFunc(p, func(s Step) bool { return s.Op == Nack }) &&
+			slices.ContainsFunc(p, func(s Step) bool { return s.Op == Receive })
+	}
+	got, tries := Shrink(prog, fails, time.Minute)
+	if len(got) != 2 || !fails(got) {
+		t.Fatalf("shrunk %d steps to %s in %d tries: want the 2 steps the predicate needs", len(prog), got, tries)
+	}
+	if got[1].Arg != 0 || got[1].Pick != 0 {
+		t.Errorf("arguments not lowered: %s", got)
+	}
+}
+
+// findAndShrink: generated programs on the variant must show one of want, and the shrunk
+// program too; it returns the shrunk program.
+func findAndShrink(t *testing.T, variant string, want []history.Anomaly) Program {
+	t.Helper()
+	for seed := range 60 {
+		prog := Generate(seed, 10, 40)
+		hit := func(p Program) bool {
+			for _, f := range runOn(t, variant, p).Findings {
+				if slices.Contains(want, f.Anomaly) {
+					return true
+				}
+			}
+			return false
+		}
+		if !hit(prog) {
+			continue
+		}
+		small, tries := Shrink(prog, hit, 4*time.Second)
+		t.Logf("seed %d: %d steps shrunk to %d in %d runs: %s", seed, len(prog), len(small), tries, small)
+		return small
+	}
+	t.Fatalf("60 generated programs found none of %q on memory with %s", want, variant)
+	return nil
+}
+
 // TestWorkloadFindsKnownBadVariants: generated programs, checked by the history checkers, find
-// the defect of reference variants no program was written for.
+// the defect of variants no program was written for, and shrink to a few steps.
 func TestWorkloadFindsKnownBadVariants(t *testing.T) {
 	for variant, want := range map[string][]history.Anomaly{
 		"duplicates": {history.Duplicate, history.AckedRedelivered}, // which one: whether the first copy was acked
 		"ack-noop":   {history.AckedRedelivered},
+		"nack-noop":  {history.NackNotRedelivered},
+		// The variants written for the workload (backends/mutants/workload.go).
+		"interleaved-send-drops":    {history.Lost, Differs},
+		"interleaved-send-reorders": {history.Reordered, history.Lost, Differs},
+		"timeout-duplicates-next":   {history.Duplicate, history.AckedRedelivered},
+		"nack-drops-held-acks":      {history.AckedRedelivered},
+		"nack-while-holding-noop":   {history.NackNotRedelivered},
+		"latest-beside-earliest":    {history.WrongSubscription, Differs},
+		"short-receive-overruns":    {history.LateReturn},
 	} {
 		t.Run(variant, func(t *testing.T) {
-			for seed := range 50 {
-				prog := genProgram.Example(seed)
-				b, rec := open(t, variant)
-				fs, err := Run(context.Background(), b, rec, prog)
-				_ = b.Close(context.Background())
-				if err != nil {
-					t.Fatalf("program %s: %v", prog, err)
-				}
-				for _, f := range fs {
-					if slices.Contains(want, f.Anomaly) {
-						t.Logf("example %d, program %s, found: %s", seed, prog, f)
-						return
-					}
-				}
+			if testing.Short() && !slices.Contains([]string{"duplicates", "ack-noop", "interleaved-send-drops"}, variant) {
+				t.Skip("-short: three variants only")
 			}
-			t.Errorf("50 generated programs found none of %q on memory~%s", want, variant)
+			// Shrink keeps only candidates that still fail (hit), within its budget.
+			if small := findAndShrink(t, variant, want); len(small) == 0 {
+				t.Errorf("shrunk to an empty program")
+			}
 		})
 	}
 }

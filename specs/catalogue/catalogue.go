@@ -80,6 +80,7 @@ var Areas = []struct{ Name, Letter string }{
 	{"lifecycle", "L"},
 	{"security", "S"},
 	{"fault", "F"},
+	{"workload", "W"},
 }
 
 // Behaviours is the catalogue, in catalogue order.
@@ -287,6 +288,11 @@ var Behaviours = []Behaviour{
 		Title:       "killing the partition leader of a three-node Kafka cluster loses no acknowledged write",
 		Labels:      []string{"fault", "slow", "cluster"},
 		Requirement: "SHOULD not lose an acknowledged write when the partition leader of a replicated cluster (three nodes, replication factor 3, min.insync.replicas 2) is killed (SIGKILL) during a steady send from several producers, after its followers fell 1 s behind (replication from it cut, clients still reaching it): every message whose Send returned nil - before, during or after the failover - is delivered afterwards (duplicates are allowed and counted), and Sends succeed again within 30 s of the kill. The unavailability window (last confirmed Send before the kill to the first confirmed Send started after it) is measured and reported."},
+	{ID: "W1", Area: "workload",
+		Level: SHOULD, Source: "Seeded random programs of contract operations show no anomaly and end as the reference backend ends. TrustGraph's requirements are the single behaviours of the other areas (docs/tech-specs/pubsub-abstraction.md, hard requirements 1 and 2: each message to exactly one consumer of a shared subscription, ack removes, nack redelivers); tested because defects live in combinations no hand-written spec names (a nack while other deliveries are held, a join while messages flow, two producers on one topic, a latest subscription beside an earliest one), as Jepsen's Kafka workload finds them.",
+		Title:       "generated programs over several clients show no anomaly and match the reference",
+		Labels:      []string{"generative"},
+		Requirement: "SHOULD run seeded programs of sends (three producers, two flow topics), receives, acks and nacks of any held delivery, consumer closes, joins and reopens of shared subscriptions, and new subscriptions of either position and mode, for about 25 s, then drain every subscription, with no anomaly found by the history checkers (lost, unexpected duplicate, acked redelivered, nacked never redelivered, wrong subscription, per-producer order, Receive outliving its context), every nacked message of a consumer that stayed open delivered again within 30 s, and every drained subscription's messages those of the reference backend on the same program; a failure names the seed and a shrunk program."},
 }
 
 // LabelPrefix starts the Ginkgo label that carries a spec's ID ("id:D1").

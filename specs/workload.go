@@ -1,0 +1,172 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/backends/memory"
+	"github.com/pubsub-conformance/harness/internal/history"
+	"github.com/pubsub-conformance/harness/internal/workload"
+)
+
+// The generative workload (W1, internal/workload): seeded programs of contract operations on
+// the backend, each run again on the in-process reference, judged by the history checkers, the
+// workload's nack check and the comparison of outcomes. A failure names the seed, the program
+// and the program Shrink cut it down to on the same backend.
+//
+// Settings (environment; `make soak` sets the first):
+//
+//	PUBSUB_WORKLOAD_BUDGET  how long to keep starting programs (default 25s; at least one runs)
+//	PUBSUB_WORKLOAD_SEED    the first program's seed (default Ginkgo's random seed); program i
+//	                        has seed+i, the same on every backend of the run
+//	PUBSUB_WORKLOAD_SHRINK  how long a failure may spend shrinking its program (default 2m)
+const (
+	workloadBudgetEnv = "PUBSUB_WORKLOAD_BUDGET"
+	workloadSeedEnv   = "PUBSUB_WORKLOAD_SEED"
+	workloadShrinkEnv = "PUBSUB_WORKLOAD_SHRINK"
+	// A program has 20 to 40 steps: on Kafka each Consumer() is a group join of about a
+	// second, so a program with its drain takes 5-20 s.
+	workloadMinSteps, workloadMaxSteps = 20, 40
+	// workloadProgramMax bounds one program's run (its steps and drain, each call bounded).
+	workloadProgramMax = 3 * time.Minute
+)
+
+func workloadDuration(env string, def time.Duration) (time.Duration, error) {
+	v := os.Getenv(env)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return def, fmt.Errorf("%s=%q: want a positive Go duration such as 30s or 10m", env, v)
+	}
+	return d, nil
+}
+
+// workloadTimeout is W1's SpecTimeout: the budget, one more program, the shrink, the margin.
+func workloadTimeout() time.Duration {
+	budget, _ := workloadDuration(workloadBudgetEnv, 25*time.Second)
+	shrink, _ := workloadDuration(workloadShrinkEnv, 2*time.Minute)
+	return budget + 2*workloadProgramMax + shrink
+}
+
+func workloadArea(env *Env) {
+	Describe("workload", Label("workload"), func() {
+		Behaviour("W1", func(ctx SpecContext) { runWorkload(ctx, env) }, SpecTimeout(workloadTimeout()))
+	})
+}
+
+// programRun is one program run on the backend and on the reference.
+type programRun struct {
+	got, ref workload.Result
+	findings []history.Finding
+	err      error
+	origin   time.Time
+}
+
+func runWorkload(ctx SpecContext, env *Env) {
+	budget, err := workloadDuration(workloadBudgetEnv, 25*time.Second)
+	if err != nil {
+		Fail(err.Error())
+	}
+	shrinkBudget, err := workloadDuration(workloadShrinkEnv, 2*time.Minute)
+	if err != nil {
+		Fail(err.Error())
+	}
+	seed0 := int(GinkgoRandomSeed())
+	if v := os.Getenv(workloadSeedEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			Fail(fmt.Sprintf("%s=%q: want an integer seed", workloadSeedEnv, v))
+		}
+		seed0 = n
+	}
+	b := open(ctx, env)
+	_, noMode := b.Unsupported()[backends.CapModeOverride]
+
+	runOnce := func(prog workload.Program) programRun {
+		var pr programRun
+		cfg := workload.BrokerConfig(unique("w1"))
+		cfg.SharedOnly = noMode
+		rec := history.NewRecorder()
+		pr.origin = rec.Started()
+		pctx, cancel := context.WithTimeout(ctx, workloadProgramMax)
+		defer cancel()
+		pr.got, pr.err = workload.Run(pctx, history.Wrap(b, rec, "workload"), rec, prog, cfg)
+		if pr.err != nil {
+			return pr
+		}
+		refCfg := workload.ReferenceConfig(unique("w1ref"))
+		refCfg.SharedOnly = noMode
+		ref, err := memory.NewBroker().Open(ctx, backends.Config{Backend: memory.Name})
+		if err != nil {
+			pr.err = fmt.Errorf("open the reference: %w", err)
+			return pr
+		}
+		defer ref.Close(ctx)
+		refRec := history.NewRecorder()
+		pr.ref, err = workload.Run(pctx, history.Wrap(ref, refRec, "reference"), refRec, prog, refCfg)
+		switch {
+		case err != nil:
+			pr.err = fmt.Errorf("the same program on the reference backend: %w", err)
+		case len(pr.ref.Findings) > 0:
+			pr.err = fmt.Errorf("the same program on the reference backend shows anomalies (a defect of the workload or its checkers):\n%s",
+				history.Report(refRec.Started(), pr.ref.Findings, 3))
+		}
+		pr.findings = append(pr.got.Findings, workload.Compare(pr.ref.Outcome, pr.got.Outcome, refCfg.Prefix, cfg.Prefix)...)
+		return pr
+	}
+	signature := func(pr programRun) string {
+		if pr.err != nil {
+			return "error"
+		}
+		if cs := workload.Classes(pr.findings); len(cs) > 0 {
+			return string(cs[0])
+		}
+		return ""
+	}
+
+	start := time.Now()
+	var lines []string
+	calls, steps := 0, 0
+	for i := 0; i == 0 || time.Since(start) < budget; i++ {
+		seed := seed0 + i
+		prog := workload.Generate(seed, workloadMinSteps, workloadMaxSteps)
+		pr := runOnce(prog)
+		calls += pr.got.Calls
+		steps += len(prog)
+		lines = append(lines, fmt.Sprintf("seed %d: %d steps, %d sent, %d calls, %s", seed, len(prog), pr.got.Sent, pr.got.Calls, pr.got.Took.Round(time.Millisecond)))
+		sig := signature(pr)
+		if sig == "" {
+			continue
+		}
+		what := ""
+		if pr.err != nil {
+			what = pr.err.Error()
+		} else {
+			what = history.Report(pr.origin, pr.findings, 3)
+		}
+		// Shrink on the same backend: a candidate fails the same way (same first anomaly
+		// class, or an error again).
+		small, tries := workload.Shrink(prog, func(p workload.Program) bool {
+			if ctx.Err() != nil {
+				return false
+			}
+			return signature(runOnce(p)) == sig
+		}, shrinkBudget)
+		Fail(fmt.Sprintf("workload program of seed %d on %s (%d steps): %s\n\nprogram: %s\n\nshrunk (%d runs within %s) to %d steps that fail the same way (%s): %s\n\nreproduce: %s=%d %s=%s make conformance BACKENDS=%s GINKGO_FLAGS=\"--label-filter=id:W1\"",
+			seed, env.Backend, len(prog), what, prog, tries, shrinkBudget, len(small), sig, small,
+			workloadSeedEnv, seed, workloadBudgetEnv, "1s", env.Backend))
+	}
+	took := time.Since(start)
+	AddReportEntry("workload", ReportEntryVisibilityFailureOrVerbose, fmt.Sprintf(
+		"%d programs (%d steps, %d calls) in %s, %s per program; no anomalies, outcomes equal to the reference's\n%s",
+		len(lines), steps, calls, took.Round(time.Millisecond), (took/time.Duration(len(lines))).Round(time.Millisecond), strings.Join(lines, "\n")))
+}
