@@ -77,6 +77,9 @@ type consumer struct {
 	lastErr  error               // the latest non-fatal client error, for timeouts' messages
 	parts    map[int32]*partAcks // ack bookkeeping of the assigned partitions (acks.go)
 	dirty    map[int32]struct{}  // partitions with acks the committer has not committed yet
+	// rewind is, per partition, the offset a Nack sought back to whose message has not been
+	// fetched again yet: a later Nack of a higher offset must not seek past it (seek).
+	rewind map[int32]int64
 	// rebalanced is closed (and replaced) at every revoke and assignment: an Ack whose commit
 	// found the membership stale waits on it for the revoke that follows.
 	rebalanced chan struct{}
@@ -124,6 +127,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		token:         hex.EncodeToString(tok[:]),
 		parts:         map[int32]*partAcks{},
 		dirty:         map[int32]struct{}{},
+		rewind:        map[int32]int64{},
 		rebalanced:    make(chan struct{}),
 		reqs:          make(chan seekReq),
 		stop:          make(chan struct{}),
@@ -289,6 +293,9 @@ func (c *consumer) track(m *ck.Message) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, off := m.TopicPartition.Partition, int64(m.TopicPartition.Offset)
+	if rw, ok := c.rewind[p]; ok && off >= rw {
+		delete(c.rewind, p) // fetching again from the rewind point (a seek drops older fetches)
+	}
 	st := c.parts[p]
 	if st == nil {
 		// Assigned without a fixed start (a failed position fix): start the books here.
@@ -412,9 +419,12 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		// Messages fetched but not yet handed out belong to the next owner now, which starts
 		// from the committed offset; handing them out here would duplicate them.
 		revoked := map[int32]bool{}
+		c.mu.Lock()
 		for _, p := range e.Partitions {
 			revoked[p.Partition] = true
+			delete(c.rewind, p.Partition) // the next owner starts from the committed offset
 		}
+		c.mu.Unlock()
 		c.dropBuffered(func(m *ck.Message) bool { return revoked[m.TopicPartition.Partition] })
 		// The acks recorded since the committer's last round go to the broker before the
 		// partition does, so the next owner skips them (C-ACK-5). A commit the group refuses
@@ -560,10 +570,20 @@ func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
 }
 
 // seek serves a Nack on the poll goroutine: buffered messages of the partition are dropped
-// (they come again after the seek) and the fetch position moves back to the nacked offset.
+// (they come again after the seek) and the fetch position moves back to the nacked offset -
+// or stays at an earlier Nack's offset whose message has not come again yet: seeking to a
+// later nacked offset then would skip the earlier one until the consumer is reopened (found
+// by W1: two nacks of held deliveries, the second of the later message).
 func (c *consumer) seek(r seekReq) error {
 	c.dropBuffered(func(m *ck.Message) bool { return m.TopicPartition.Partition == r.partition })
-	err := c.kc.Seek(ck.TopicPartition{Topic: &c.name, Partition: r.partition, Offset: ck.Offset(r.offset)}, 0)
+	c.mu.Lock()
+	target := r.offset
+	if rw, ok := c.rewind[r.partition]; ok && rw < target {
+		target = rw
+	}
+	c.rewind[r.partition] = target
+	c.mu.Unlock()
+	err := c.kc.Seek(ck.TopicPartition{Topic: &c.name, Partition: r.partition, Offset: ck.Offset(target)}, 0)
 	if err == nil {
 		return nil
 	}
