@@ -19,7 +19,7 @@ var Descriptor = backends.Descriptor{
 	New:         New,
 	Env:         []string{"RABBITMQ_*"},
 	Secret:      []string{"RABBITMQ_PASSWORD"},
-	Variants:    []string{"close-unsubscribes", "auth-admin-only", "unconfirmed-publish", "auto-ack", "shared-exclusive"},
+	Variants:    []string{"close-unsubscribes", "unconfirmed-publish", "auto-ack", "shared-exclusive"},
 }
 
 // Config holds the client settings, parsed from backends.Config.Settings by ParseConfig.
