@@ -62,9 +62,11 @@ GOTESTSUM  ?= $(GO) tool gotestsum
 # SETUP_NEEDS= skips the step.
 #   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
 #   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
-#   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache).
+#   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache);
+#   rabbitmq-server: the local RabbitMQ (an Erlang child process, fixtures/rabbitmq).
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
-               chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv
+               chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv \
+               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server
 
 all: test
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/shlex"
+
+	"github.com/pubsub-conformance/harness/fixtures"
 )
 
 // Adapter declares one out-of-process backend: what to start and what broker it needs.
@@ -16,7 +18,8 @@ type Adapter struct {
 	// Name is the registry name (PUBSUB_BACKENDS=<Name>).
 	Name        string
 	Description string
-	// Broker is the broker kind it needs ("kafka", "pulsar"); "" for none (a reference port).
+	// Broker is the broker kind it needs (a fixtures.Kind: "kafka", "pulsar", "rabbitmq"); "" for
+	// none (a reference port).
 	Broker string
 	// Reference marks an in-process reference port (never a conformance result).
 	Reference bool
@@ -89,7 +92,7 @@ var envAttrs = []string{"_BROKER", "_DIR", "_REQUIREMENTS", "_DESCRIPTION"}
 // FromEnviron reads user-declared adapters from environ ("K=V" strings):
 //
 //	PUBSUB_ADAPTER_<NAME>='command args...'   the command (shell-like quoting, no shell)
-//	PUBSUB_ADAPTER_<NAME>_BROKER=kafka|pulsar  the broker it needs (default: none)
+//	PUBSUB_ADAPTER_<NAME>_BROKER=kafka|pulsar|rabbitmq  the broker it needs (default: none)
 //	PUBSUB_ADAPTER_<NAME>_DIR=path             working directory (relative to the repository)
 //	PUBSUB_ADAPTER_<NAME>_REQUIREMENTS='a.txt b.txt'  pip requirements for {python}
 //	PUBSUB_ADAPTER_<NAME>_DESCRIPTION=text
@@ -130,10 +133,8 @@ func FromEnviron(environ []string) ([]Adapter, error) {
 		if a.Description == "" {
 			a.Description = "user-declared adapter: " + v
 		}
-		switch a.Broker {
-		case "", "kafka", "pulsar":
-		default:
-			errs = append(errs, fmt.Sprintf("%s_BROKER=%q: want kafka, pulsar or empty", k, a.Broker))
+		if _, known := fixtures.LookupKind(fixtures.Kind(a.Broker)); a.Broker != "" && !known {
+			errs = append(errs, fmt.Sprintf("%s_BROKER=%q: want one of %s, or empty", k, a.Broker, fixtures.KindNames()))
 			continue
 		}
 		if r := vars[k+"_REQUIREMENTS"]; r != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
 )
 
@@ -40,14 +41,12 @@ func Register() error {
 
 // Descriptor is ad's registry record: a backend like any other, whose New starts (or reuses) the
 // adapter process and passes Config.Settings to it (in its environment and in Open). The
-// settings it reads from the environment are its broker's (KAFKA_*, PULSAR_*) plus SettingsEnv.
+// settings it reads from the environment are its broker's (the kind's EnvPrefix: KAFKA_*,
+// PULSAR_*, RABBITMQ_*) plus SettingsEnv.
 func (ad Adapter) Descriptor() backends.Descriptor {
 	env := append([]string(nil), ad.SettingsEnv...)
-	switch ad.Broker {
-	case "kafka":
-		env = append(env, "KAFKA_*")
-	case "pulsar":
-		env = append(env, "PULSAR_*")
+	if r, ok := fixtures.LookupKind(fixtures.Kind(ad.Broker)); ok {
+		env = append(env, r.EnvPrefix+"*")
 	}
 	var inProcess func() backends.Instance
 	if ad.Reference {
