@@ -11,21 +11,32 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/brokertest"
 )
 
-// Integration tests run against a real RabbitMQ broker: the environment's (RABBITMQ_HOST,
-// RABBITMQ_PORT, ..., RABBITMQ_MANAGEMENT_URL). The shared conformance suite (suite/) is the
-// full proof; these cover the RabbitMQ-specific mechanics close to the code: confirms, the
-// queue per subscription, per-message ack and nack, earliest's limit, delete with the
-// subscriptions, and the settings the known-bad variants build on.
+// Integration tests run against a real RabbitMQ broker shared by this package's tests: started
+// once (local rabbitmq-server with its management plugin, and an authenticated user) through
+// fixtures in TestMain (see fixtures/brokertest; RABBITMQ_HOST points them at an external broker
+// instead). The shared conformance suite (suite/) is the full proof; these cover the
+// RabbitMQ-specific mechanics close to the code: confirms, the queue per subscription,
+// per-message ack and nack, earliest's limit, delete with the subscriptions, and the settings
+// the known-bad variants build on.
 
+var sharedRabbit = brokertest.Shared(fixtures.RabbitMQ, fixtures.WithAuth())
+
+func TestMain(m *testing.M) { os.Exit(brokertest.Main(m)) }
+
+// config is the one place these tests build a backends.Config: this backend's settings from
+// the environment, then the shared broker's, then extra.
 func config(t *testing.T, extra map[string]string) backends.Config {
 	t.Helper()
-	env := Descriptor.EnvSettings(os.Environ())
-	if env["RABBITMQ_HOST"] == "" {
-		t.Skip("no RabbitMQ broker: set RABBITMQ_HOST (and RABBITMQ_PORT, RABBITMQ_MANAGEMENT_URL) to run the integration tests")
+	ep := sharedRabbit.Endpoints(t)
+	broker := ep.Settings()
+	if ep.Provider == "external" {
+		broker = nil
 	}
-	return backends.Config{Backend: "rabbitmq", Settings: backends.Layer(env, extra), Log: testLog{t}}
+	return backends.Config{Backend: "rabbitmq", Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker, extra), Log: testLog{t}}
 }
 
 type testLog struct{ t *testing.T }
@@ -198,6 +209,13 @@ func TestLifecycleAndRetention(t *testing.T) {
 func TestBadSettingsAndCredentials(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if good, _, ok := sharedRabbit.Endpoints(t).AuthSettings(); ok {
+		b, err := New(ctx, config(t, good))
+		if err != nil {
+			t.Fatalf("New with the authenticated user: %v", err)
+		}
+		_ = b.Close(ctx)
+	}
 	cfg := config(t, map[string]string{"RABBITMQ_PASSWORD": "wrong-" + uniqueSuffix()})
 	start := time.Now()
 	_, err := New(ctx, cfg)
