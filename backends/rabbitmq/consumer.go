@@ -87,6 +87,8 @@ type consumer struct {
 	epoch   uint64 // increments with every (re)opened channel; part of Delivery.ID
 	pending map[string]pending
 
+	barriers barrier // the receipts of acks
+
 	out  chan delivery
 	stop chan struct{} // closed by Close
 
@@ -198,9 +200,16 @@ func (c *consumer) pump(deliveries <-chan amqp.Delivery) {
 	}
 }
 
-// encodeID is "epoch.deliverytag": delivery tags restart with every channel.
-func encodeID(epoch, tag uint64) string {
-	return strconv.FormatUint(epoch, 10) + "." + strconv.FormatUint(tag, 10)
+// encodeID is "consumertag.epoch.deliverytag": delivery tags restart with every channel and
+// are per channel, so the consumer's tag keeps another consumer's IDs apart.
+func (c *consumer) encodeID(epoch, tag uint64) string {
+	return c.tag + "." + strconv.FormatUint(epoch, 10) + "." + strconv.FormatUint(tag, 10)
+}
+
+// wellFormed reports whether id has the form of encodeID.
+func wellFormed(id string) bool {
+	parts := strings.Split(id, ".")
+	return len(parts) == 3 && strings.HasPrefix(parts[0], "c-") && isUint(parts[1]) && isUint(parts[2])
 }
 
 func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
@@ -227,7 +236,7 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 			c.mu.Unlock()
 			continue
 		}
-		id := encodeID(d.epoch, d.d.DeliveryTag)
+		id := c.encodeID(d.epoch, d.d.DeliveryTag)
 		if !c.autoAck {
 			c.pending[id] = pending{d.epoch, d.d.DeliveryTag}
 		}
@@ -254,7 +263,13 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 // settle acks (or nacks with requeue) exactly d. An ID this consumer never handed out, or
 // already settled, is ErrUnknownDelivery; a delivery of a channel that closed since is
 // ErrUnavailable (the broker requeued it: it comes again).
-func (c *consumer) settle(ctx context.Context, verb string, d backends.Delivery, send func(ch *amqp.Channel, tag uint64) error) error {
+//
+// With receipt (Ack), settle returns only once the broker processed the frame: AMQP 0-9-1 has
+// no reply to basic.ack, but a channel's methods are processed in order, so the reply to a
+// synchronous method sent after it (basic.qos with the consumer's own prefetch, which changes
+// nothing) proves it arrived. Concurrent acks share one such round trip (see barrier). An ack
+// whose channel broke before that reply is an error: the broker requeued the message.
+func (c *consumer) settle(ctx context.Context, verb string, d backends.Delivery, receipt bool, send func(ch *amqp.Channel, tag uint64) error) error {
 	what := "rabbitmq: " + verb + " on " + c.queue
 	if c.closed.Load() {
 		return fmt.Errorf("%s: %w", what, backends.ErrClosed)
@@ -267,26 +282,37 @@ func (c *consumer) settle(ctx context.Context, verb string, d backends.Delivery,
 		return nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	p, ok := c.pending[d.ID]
 	if !ok {
-		if e, t, found := strings.Cut(d.ID, "."); !found || !isUint(e) || !isUint(t) {
+		c.mu.Unlock()
+		if !wellFormed(d.ID) {
 			return fmt.Errorf("%s: %w: %q is not a RabbitMQ delivery id", what, backends.ErrUnknownDelivery, d.ID)
 		}
 		return fmt.Errorf("%s: %w: %q was not received by this consumer or is already acked/nacked", what, backends.ErrUnknownDelivery, d.ID)
 	}
 	delete(c.pending, d.ID)
 	if p.epoch != c.epoch || c.ch == nil {
+		c.mu.Unlock()
 		return fmt.Errorf("%s: %w: %q came on a channel that closed since (reconnect); the broker requeued it and delivers it again",
 			what, backends.ErrUnavailable, d.ID)
 	}
 	ch := c.ch
-	// basic.ack and basic.nack have no reply: this writes one frame.
-	if _, err := runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, send(ch, p.tag) }, nil); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
+	// basic.ack and basic.nack have no reply: this writes one frame, under c.mu so that no
+	// reconnect replaces the channel in between.
+	err := send(ch, p.tag)
+	seq := c.barriers.written()
+	c.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("%s: %w", what, mapErr(err))
+	}
+	if !receipt {
+		return nil
+	}
+	if err := c.barriers.wait(ctx, ch, seq, c.b.rc.Prefetch); err != nil {
+		if ctx.Err() != nil {
+			return backends.CtxErr(ctx, what+": wait for the broker to process it")
+		}
+		return fmt.Errorf("%s: %w: the broker may not have processed it (it would deliver it again): %v", what, backends.ErrUnavailable, mapErr(err))
 	}
 	return nil
 }
@@ -298,12 +324,12 @@ func isUint(s string) bool {
 
 // Ack is basic.ack of d alone (multiple=false).
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
-	return c.settle(ctx, "ack", d, func(ch *amqp.Channel, tag uint64) error { return ch.Ack(tag, false) })
+	return c.settle(ctx, "ack", d, true, func(ch *amqp.Channel, tag uint64) error { return ch.Ack(tag, false) })
 }
 
 // Nack is basic.nack of d alone with requeue: the broker delivers it again at once.
 func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
-	return c.settle(ctx, "nack", d, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
+	return c.settle(ctx, "nack", d, false, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
 }
 
 func (c *consumer) closeChannel() {
@@ -369,4 +395,59 @@ func (b *Backend) DeleteSubscription(ctx context.Context, topic, subscription st
 		return fmt.Errorf("rabbitmq: delete subscription %s: %w", q, mapErr(err))
 	}
 	return err
+}
+
+// barrier groups the round trips that prove acks arrived: every ack written before a round
+// trip started is proven by its reply, so concurrent acks wait for one round trip, not one each.
+type barrier struct {
+	mu       sync.Mutex
+	seq      uint64        // acks written so far (on any channel)
+	proven   uint64        // acks proven by a finished round trip
+	inFlight chan struct{} // closed when the round trip in flight ends; nil when none
+}
+
+// written counts one ack frame written; the caller holds the consumer's mu, so the count
+// orders with the frames.
+func (b *barrier) written() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	return b.seq
+}
+
+// wait returns once a round trip on ch that started after ack seq was written has finished.
+func (b *barrier) wait(ctx context.Context, ch *amqp.Channel, seq uint64, prefetch int) error {
+	for {
+		b.mu.Lock()
+		if b.proven >= seq {
+			b.mu.Unlock()
+			return nil
+		}
+		if wait := b.inFlight; wait != nil {
+			b.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		upTo := b.seq
+		done := make(chan struct{})
+		b.inFlight = done
+		b.mu.Unlock()
+
+		_, err := runCtx(ctx, "basic.qos", func() (struct{}, error) { return struct{}{}, ch.Qos(prefetch, 0, false) }, nil)
+
+		b.mu.Lock()
+		if err == nil && upTo > b.proven {
+			b.proven = upTo
+		}
+		b.inFlight = nil
+		b.mu.Unlock()
+		close(done)
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -56,9 +56,11 @@ type Config struct {
 	ExclusiveConsumer bool
 }
 
-// DefaultPrefetch bounds what one consumer holds unacknowledged: small, so that competing
-// consumers of one subscription share its messages instead of the first taking a backlog.
-const DefaultPrefetch = 10
+// DefaultPrefetch bounds what one consumer holds unacknowledged (basic.qos): as many as
+// Pulsar's default receiver queue, since the contract lets a consumer receive without acking
+// (a spec receives a whole batch, then acks it out of order). The broker hands new messages
+// round-robin to the consumers of a queue that have room, so competing consumers still share.
+const DefaultPrefetch = 1000
 
 // ParseConfig reads the settings and rejects unusable values with an error wrapping
 // backends.ErrInvalidConfig that names the setting.
