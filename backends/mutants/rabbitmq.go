@@ -17,7 +17,7 @@ func init() {
 		},
 		Variant{
 			Name:      "auto-ack",
-			Catches:   []string{"A3", "A1", "R5"},
+			Catches:   []string{"A3", "A1"},
 			Defect:    "the consumer consumes with no-ack (auto-ack): the broker forgets each message as it sends it, so a close, a crash or a nack before processing loses it",
 			Declared:  true,
 			Configure: settings(map[string]string{"RABBITMQ_CONSUMER_AUTO_ACK": "true"}),

@@ -106,6 +106,11 @@ func (p *producer) Send(ctx context.Context, msg backends.Message) error {
 	if len(msg.Properties) > 0 {
 		pub.Headers = make(amqp.Table, len(msg.Properties))
 		for k, v := range msg.Properties {
+			if len(k) > maxNameLength {
+				// A header table's field name is a shortstr; the client would fail encoding it.
+				return fmt.Errorf("%s: %w: property key of %d bytes; AMQP 0-9-1 header names are at most %d bytes (%.40q...)",
+					what, backends.ErrInvalidConfig, len(k), maxNameLength, k)
+			}
 			pub.Headers[k] = v
 		}
 	}
