@@ -132,7 +132,7 @@ func TestRegisterAllUsesTheBaseDescriptor(t *testing.T) {
 
 // RabbitMQ's own variants apply to it alone, and switch on the settings its backend reads.
 func TestRabbitMQVariants(t *testing.T) {
-	for _, name := range []string{"unconfirmed-publish", "auto-ack", "shared-exclusive", "close-unsubscribes"} {
+	for _, name := range []string{"auto-ack", "shared-exclusive", "queue-per-consumer", "close-unsubscribes"} {
 		v, ok := LookupFor("rabbitmq", name)
 		if !ok {
 			t.Errorf("rabbitmq %s: not applicable", name)
@@ -152,7 +152,7 @@ func TestRabbitMQVariants(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !rc.NoConfirm && !rc.AutoAck && !rc.ExclusiveConsumer {
+		if !rc.NoConfirm && !rc.AutoAck && !rc.ExclusiveConsumer && !rc.QueuePerConsumer {
 			t.Errorf("%s switches on none of the backend's defect settings: %+v", name, cfg.Settings)
 		}
 	}

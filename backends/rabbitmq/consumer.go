@@ -44,7 +44,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	if err != nil {
 		return nil, err
 	}
-	c := &consumer{b: b, r: r, unique: s.Mode == backends.Unique, queue: QueueName(r.topic, subscription),
+	c := &consumer{b: b, r: r, unique: s.Mode == backends.Unique || b.rc.QueuePerConsumer, queue: QueueName(r.topic, subscription),
 		tag: "c-" + uniqueSuffix(), autoAck: b.rc.AutoAck, stop: make(chan struct{}), out: make(chan delivery),
 		pending: map[string]pending{}}
 	c.args = amqp.Table{amqp.QueueMessageTTLArg: ret.Milliseconds()}

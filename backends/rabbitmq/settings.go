@@ -19,7 +19,7 @@ var Descriptor = backends.Descriptor{
 	New:         New,
 	Env:         []string{"RABBITMQ_*"},
 	Secret:      []string{"RABBITMQ_PASSWORD"},
-	Variants:    []string{"close-unsubscribes", "unconfirmed-publish", "auto-ack", "shared-exclusive"},
+	Variants:    []string{"close-unsubscribes", "auto-ack", "shared-exclusive", "queue-per-consumer"},
 }
 
 // Config holds the client settings, parsed from backends.Config.Settings by ParseConfig.
@@ -54,6 +54,11 @@ type Config struct {
 	// (RABBITMQ_CONSUMER_EXCLUSIVE=true): one consumer per queue, so a second member of a
 	// subscription is refused.
 	ExclusiveConsumer bool
+	// QueuePerConsumer gives every consumer its own queue, shared subscriptions too
+	// (RABBITMQ_QUEUE_PER_CONSUMER=true): the topology of an application that declares an
+	// anonymous queue per consumer for every class, so members of one subscription each get
+	// every message and a reopened consumer starts on a new, empty queue.
+	QueuePerConsumer bool
 }
 
 // DefaultPrefetch bounds what one consumer holds unacknowledged (basic.qos): as many as
@@ -105,6 +110,7 @@ func ParseConfig(s map[string]string) (Config, error) {
 		"RABBITMQ_PUBLISH_NO_CONFIRM": &c.NoConfirm,
 		"RABBITMQ_CONSUMER_AUTO_ACK":  &c.AutoAck,
 		"RABBITMQ_CONSUMER_EXCLUSIVE": &c.ExclusiveConsumer,
+		"RABBITMQ_QUEUE_PER_CONSUMER": &c.QueuePerConsumer,
 	} {
 		if v := s[key]; v != "" {
 			b, err := strconv.ParseBool(v)
