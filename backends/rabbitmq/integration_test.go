@@ -256,8 +256,18 @@ func TestVariantSettings(t *testing.T) {
 		if _, err := b.Consumer(ctx, topic, "s"); err != nil {
 			t.Fatalf("first: %v", err)
 		}
-		if _, err := b.Consumer(ctx, topic, "s"); err == nil {
-			t.Fatal("a second exclusive consumer of one queue was accepted")
+		if _, err := b.Consumer(ctx, topic, "s"); err == nil || errors.Is(err, backends.ErrAuth) {
+			t.Fatalf("a second exclusive consumer of one queue: %v; want a refusal that is not an auth error", err)
 		}
+	})
+	t.Run("queue per consumer fans a shared subscription out", func(t *testing.T) {
+		b := open(t, ctx, map[string]string{"RABBITMQ_QUEUE_PER_CONSUMER": "true"})
+		topic := topicName(backends.ClassFlow, "qpc")
+		c1, _ := b.Consumer(ctx, topic, "s")
+		c2, _ := b.Consumer(ctx, topic, "s")
+		p, _ := b.Producer(ctx, topic)
+		_ = p.Send(ctx, backends.Message{Payload: []byte("x")})
+		receive(t, ctx, c1, 5*time.Second)
+		receive(t, ctx, c2, 5*time.Second) // the same message: each member has its own queue
 	})
 }

@@ -544,10 +544,14 @@ func mapErr(err error) error {
 	}
 	var ae *amqp.Error
 	if errors.As(err, &ae) {
-		switch ae.Code {
-		case amqp.AccessRefused, amqp.NotAllowed:
+		switch {
+		case ae.Code == amqp.AccessRefused && strings.Contains(ae.Reason, "exclusive use"):
+			// A queue another connection consumes exclusively: a refusal, not credentials.
+			return err
+		case ae.Code == amqp.AccessRefused, ae.Code == amqp.NotAllowed:
 			return fmt.Errorf("%w: %v", backends.ErrAuth, err)
-		case amqp.ConnectionForced, amqp.ChannelError, amqp.FrameError, amqp.InternalError, amqp.ResourceError:
+		case ae.Code == amqp.ConnectionForced, ae.Code == amqp.ChannelError, ae.Code == amqp.FrameError,
+			ae.Code == amqp.InternalError, ae.Code == amqp.ResourceError:
 			return fmt.Errorf("%w: %v", backends.ErrUnavailable, err)
 		}
 		if errors.Is(err, amqp.ErrClosed) {
