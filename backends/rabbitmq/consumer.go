@@ -156,6 +156,11 @@ func (c *consumer) subscribe(ctx context.Context) (<-chan amqp.Delivery, error) 
 		_ = r.ch.Close()
 		return nil, fmt.Errorf("rabbitmq: consumer: %w", backends.ErrClosed)
 	}
+	if old := c.ch; old != nil && old != r.ch {
+		// Still open when the broker cancelled the consumer (its queue was deleted): the
+		// deliveries it had not acked go back with it.
+		go old.Close()
+	}
 	c.ch = r.ch
 	c.epoch++
 	return r.d, nil
