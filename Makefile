@@ -40,7 +40,7 @@ REPORTS      := reports/out
 # whose tests wait longest on JVMs come first: go test starts test binaries in this order, and
 # fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
 # sets the stage's length when it starts first instead of last.
-UNIT_FIRST = ./fixtures/local ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
+UNIT_FIRST = ./fixtures/local ./fixtures/rabbitmq ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
 UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v '/suite')
 # -count=1: several of these tests start real JVM brokers; Go's test cache cannot see a changed
 # java, jar cache or broker, so a cached pass would prove nothing. No -short: under -short the

@@ -230,10 +230,11 @@ func (r *realFaulty) SetLatency(_ context.Context, d time.Duration) error {
 const clusterNodes = 3
 
 // replicatedCluster starts a cluster owned by the calling spec (F5), or says why there is none:
-// only Kafka has replicas to fail over to here, and only the local provider starts clusters.
+// only Kafka has replicas to fail over to here (the kind record's NoCluster says why the others
+// have none), and only the local provider starts clusters.
 func replicatedCluster(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.Cluster, error) {
-	if kind != fixtures.Kafka {
-		return nil, specs.Unavailable("standalone %s is one broker with an in-process bookie: there is no replica to fail over to (R4 already restarts that broker)", kind)
+	if r, _ := fixtures.LookupKind(kind); r.NoCluster != "" {
+		return nil, specs.Unavailable("%s", r.NoCluster)
 	}
 	if sh.Provider == "external" {
 		return nil, specs.Unavailable("external brokers: the run cannot start a %d-node cluster or kill its nodes", clusterNodes)

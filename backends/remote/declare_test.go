@@ -43,3 +43,19 @@ func TestMissingPythonIsOneLine(t *testing.T) {
 		t.Fatalf("got %q", err)
 	}
 }
+
+// A declared broker kind is any registered one (fixtures.KindRecord), and the adapter reads
+// its kind's environment (EnvPrefix) into its settings.
+func TestBrokerKindFromRecords(t *testing.T) {
+	got, err := FromEnviron([]string{"PUBSUB_ADAPTER_MQ=cmd", "PUBSUB_ADAPTER_MQ_BROKER=rabbitmq"})
+	if err != nil || len(got) != 1 || got[0].Broker != "rabbitmq" {
+		t.Fatalf("rabbitmq declaration: %+v, %v", got, err)
+	}
+	if env := got[0].Descriptor().Env; !reflect.DeepEqual(env, []string{"RABBITMQ_*"}) {
+		t.Errorf("descriptor env %v, want [RABBITMQ_*]", env)
+	}
+	_, err = FromEnviron([]string{"PUBSUB_ADAPTER_X=cmd", "PUBSUB_ADAPTER_X_BROKER=nats"})
+	if err == nil || !strings.Contains(err.Error(), "kafka, pulsar, rabbitmq") {
+		t.Errorf("unknown kind: %v; want the known kinds listed", err)
+	}
+}
