@@ -8,6 +8,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/kafka"
 	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/backends/pulsar"
+	"github.com/pubsub-conformance/harness/backends/rabbitmq"
 	"github.com/pubsub-conformance/harness/backends/remote"
 )
 
@@ -17,6 +18,7 @@ func init() {
 	backends.Register(kafka.KIP848Descriptor)
 	backends.Register(pulsar.Descriptor)
 	backends.Register(pulsar.PersistentDescriptor)
+	backends.Register(rabbitmq.Descriptor)
 	// Out-of-process adapters: backends/remote/declare.go and the user's PUBSUB_ADAPTER_<NAME>.
 	// An invalid user declaration is kept for the suite to report as one line.
 	AdapterError = remote.Register()

@@ -8,6 +8,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/kafka"
 	"github.com/pubsub-conformance/harness/backends/pulsar"
+	"github.com/pubsub-conformance/harness/backends/rabbitmq"
 )
 
 func TestMain(m *testing.M) {
@@ -16,6 +17,7 @@ func TestMain(m *testing.M) {
 	backends.Register(kafka.Descriptor)
 	backends.Register(pulsar.Descriptor)
 	backends.Register(pulsar.PersistentDescriptor)
+	backends.Register(rabbitmq.Descriptor)
 	os.Exit(m.Run())
 }
 
@@ -125,5 +127,33 @@ func TestRegisterAllUsesTheBaseDescriptor(t *testing.T) {
 	}
 	if _, err := backends.Lookup("kafka~latest-race"); err != nil {
 		t.Errorf("kafka~latest-race: %v", err)
+	}
+}
+
+// RabbitMQ's own variants apply to it alone, and switch on the settings its backend reads.
+func TestRabbitMQVariants(t *testing.T) {
+	for _, name := range []string{"auto-ack", "shared-exclusive", "queue-per-consumer", "close-unsubscribes"} {
+		v, ok := LookupFor("rabbitmq", name)
+		if !ok {
+			t.Errorf("rabbitmq %s: not applicable", name)
+			continue
+		}
+		for _, other := range []string{"kafka", "pulsar"} {
+			if name != "close-unsubscribes" && v.Applies(other) {
+				t.Errorf("%s applies to %s", name, other)
+			}
+		}
+		if v.Configure == nil {
+			continue
+		}
+		cfg := backends.Config{Settings: map[string]string{"RABBITMQ_HOST": "mq"}}
+		v.Configure(&cfg)
+		rc, err := rabbitmq.ParseConfig(cfg.Settings)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !rc.NoConfirm && !rc.AutoAck && !rc.ExclusiveConsumer && !rc.QueuePerConsumer {
+			t.Errorf("%s switches on none of the backend's defect settings: %+v", name, cfg.Settings)
+		}
 	}
 }

@@ -4,7 +4,9 @@
 // reports/out/mutants.md: per variant, the catalogue specs that failed (KILLED) or SURVIVED, and
 // the first failing spec's message.
 //
-// It exits non-zero when a variant survives or the unmodified base fails anything.
+// It exits non-zero when a variant survives or the unmodified base fails anything that
+// ci/baseline.yaml does not accept for it; a variant's failure of a spec its base fails too is
+// no kill.
 //
 //	go run ./suite/cmd/mutants                       # every registered conformance backend
 //	go run ./suite/cmd/mutants -bases memory         # fast: the reference, no broker
@@ -117,6 +119,9 @@ type Outcome struct {
 	// Catches that failed, else the first in catalogue order.
 	FirstID, FirstMessage string
 	Missing               bool // no report for the backend: the run broke before it
+	// Accepted (the base) are failures ci/baseline.yaml accepts for it, with their cause: they
+	// do not fail the run. AsBase (a variant) are failures the base has too: no kill.
+	Accepted, AsBase []string
 }
 
 // Killed reports whether a variant was caught.
@@ -210,7 +215,7 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 			return res, err
 		}
 		res.Runs = append(res.Runs, br)
-		res.Outcomes = append(res.Outcomes, outcomes(dir, names, w)...)
+		res.Outcomes = append(res.Outcomes, outcomes(o.moduleRoot, dir, names, w)...)
 		if data, err := json.MarshalIndent(br, "", "  "); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644) // for -report-only
 		}
@@ -219,7 +224,7 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 	return res, write(o, res, time.Since(total), w)
 }
 
-func outcomes(dir string, names []string, w io.Writer) []Outcome {
+func outcomes(root, dir string, names []string, w io.Writer) []Outcome {
 	var out []Outcome
 	for _, n := range names {
 		o, err := readOutcome(filepath.Join(dir, "ginkgo-"+n+".json"), n)
@@ -227,6 +232,66 @@ func outcomes(dir string, names []string, w io.Writer) []Outcome {
 			fmt.Fprintf(w, "mutants: %s: %v\n", n, err)
 		}
 		out = append(out, o)
+	}
+	accepted := acceptedFailures(root, w)
+	return settleBase(out, accepted)
+}
+
+// acceptedFailures reads the failures ci/baseline.yaml accepts, per backend (none when the
+// file is missing or unreadable, which is reported).
+func acceptedFailures(root string, w io.Writer) map[string][]string {
+	if root == "" {
+		return nil
+	}
+	b, err := reports.ReadBaseline(filepath.Join(root, "ci", "baseline.yaml"))
+	if err != nil {
+		fmt.Fprintf(w, "mutants: no accepted base failures: %v\n", err)
+		return nil
+	}
+	out := map[string][]string{}
+	for backend, ids := range b.Backends {
+		for id, a := range ids {
+			if a.Result == reports.Fail {
+				out[backend] = append(out[backend], id)
+			}
+		}
+	}
+	return out
+}
+
+// settleBase moves the base's failures that the baseline accepts to its Accepted, and every
+// variant's failures of specs the base fails too to the variant's AsBase: a spec that fails
+// on the unmodified backend proves nothing about a variant of it.
+func settleBase(out []Outcome, accepted map[string][]string) []Outcome {
+	var baseFailed []string
+	for i, o := range out {
+		if o.Variant != "" {
+			continue
+		}
+		baseFailed = append(baseFailed, o.Failed...)
+		var keep []string
+		for _, id := range o.Failed {
+			if slices.Contains(accepted[o.Backend], id) {
+				out[i].Accepted = append(out[i].Accepted, id)
+			} else {
+				keep = append(keep, id)
+			}
+		}
+		out[i].Failed = keep
+	}
+	for i, o := range out {
+		if o.Variant == "" || len(baseFailed) == 0 {
+			continue
+		}
+		var keep []string
+		for _, id := range o.Failed {
+			if slices.Contains(baseFailed, id) {
+				out[i].AsBase = append(out[i].AsBase, id)
+			} else {
+				keep = append(keep, id)
+			}
+		}
+		out[i].Failed = keep
 	}
 	return out
 }
@@ -255,7 +320,7 @@ func fromReports(o options, w io.Writer) (Results, error) {
 		}
 		total += br.Took
 		res.Runs = append(res.Runs, br)
-		res.Outcomes = append(res.Outcomes, outcomes(dir, names, w)...)
+		res.Outcomes = append(res.Outcomes, outcomes(o.moduleRoot, dir, names, w)...)
 	}
 	return res, write(o, res, total, w)
 }

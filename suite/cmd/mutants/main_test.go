@@ -272,3 +272,25 @@ func TestMemoryRun(t *testing.T) {
 		t.Errorf("report-only: %d outcomes, runs %+v; the run had %d, %+v", len(again.Outcomes), again.Runs, len(res.Outcomes), res.Runs)
 	}
 }
+
+// A base failure the baseline accepts does not fail the run, and a variant failing only what
+// its base fails is not killed.
+func TestSettleBase(t *testing.T) {
+	out := settleBase([]Outcome{
+		{Backend: "rabbitmq", Base: "rabbitmq", Failed: []string{"D6", "T2"}, Passed: 3},
+		{Backend: "rabbitmq~a", Base: "rabbitmq", Variant: "a", Failed: []string{"D6"}},
+		{Backend: "rabbitmq~b", Base: "rabbitmq", Variant: "b", Failed: []string{"A3", "T2"}},
+	}, map[string][]string{"rabbitmq": {"D6"}})
+	if got := out[0]; strings.Join(got.Failed, ",") != "T2" || strings.Join(got.Accepted, ",") != "D6" {
+		t.Errorf("base: failed %v accepted %v; want T2 and D6", got.Failed, got.Accepted)
+	}
+	if out[1].Killed() || strings.Join(out[1].AsBase, ",") != "D6" {
+		t.Errorf("variant a: %+v; want not killed, D6 as on the base", out[1])
+	}
+	if strings.Join(out[2].Failed, ",") != "A3" {
+		t.Errorf("variant b failed %v; want A3 alone", out[2].Failed)
+	}
+	if (Results{Outcomes: out}).ok() {
+		t.Error("ok with a base failure the baseline does not accept")
+	}
+}

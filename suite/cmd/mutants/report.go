@@ -15,6 +15,8 @@ func verdict(o Outcome) string {
 		return "BASE FAILS " + strings.Join(o.Failed, ",")
 	case o.Variant == "" && o.Passed == 0:
 		return "BASE RAN NOTHING"
+	case o.Variant == "" && len(o.Accepted) > 0:
+		return fmt.Sprintf("base ok (%d passed, %d skipped; accepted failures %s)", o.Passed, o.Skipped, strings.Join(o.Accepted, ","))
 	case o.Variant == "":
 		return fmt.Sprintf("base ok (%d passed, %d skipped)", o.Passed, o.Skipped)
 	case o.Killed() && len(o.Catches) > 0 && !slices.ContainsFunc(o.Catches, func(id string) bool { return slices.Contains(o.Failed, id) }):
