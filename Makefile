@@ -115,15 +115,18 @@ setup:
 ## side by side (the self-tests take little CPU: they mostly wait out spec bounds, which unit's
 ## JVM starts do not shorten), each stage's output printed whole when it ends; then, when all
 ## passed, conformance, and the gate on that run's own results (so ci/baseline.yaml cannot go
-## stale unnoticed). TEST_JOBS=1 runs them one after the other.
+## stale unnoticed). The gate is the verdict on conformance: a backend's failure accepted in the
+## baseline (rabbitmq's missing replay, a defect W1 finds on kafka) is a result, not a broken
+## build; anything worse than the baseline, a missing report or an interrupted run fails it.
+## TEST_JOBS=1 runs them one after the other.
 TEST_JOBS ?= 6
 test: setup
 	@echo "== vet, unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= vet unit catalogue selftest adapter-selftest
-	@status=0; $(MAKE) --no-print-directory SETUP_NEEDS= conformance || status=1; \
+	@conf=0; $(MAKE) --no-print-directory SETUP_NEEDS= conformance || conf=1; \
 	echo "== gate: this run's results against ci/baseline.yaml"; \
-	$(MAKE) --no-print-directory gate GATE_FILES="$(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json)" || status=1; \
-	exit $$status
+	$(MAKE) --no-print-directory gate GATE_FILES="$(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json)" || exit 1; \
+	if [ $$conf -ne 0 ]; then echo "== test: conformance reported failures; each is an accepted result in ci/baseline.yaml (the gate passed), so they are the backends' known defects, not a regression"; fi
 
 vet: setup
 	$(GO) vet ./...
