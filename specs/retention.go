@@ -62,7 +62,12 @@ func retention(env *Env) {
 			// the segment holding the old message must end right after the first probe, before
 			// the second is written. (15 s probes made Pulsar's 1 minute floor visible only at
 			// ~80 s; with 10 s it is ~70 s.)
-			attempt := 0
+			// A probe can miss now and then (Kafka's 3 s segments may expire it before a slow
+			// join reads it); a backend whose new earliest subscriptions never get what was
+			// sent before them (T2) cannot show expiry at all, and T3 says so after
+			// t3MissedProbes misses in a row instead of waiting out its 4 minutes.
+			const t3MissedProbes = 3
+			attempt, missed := 0, 0
 			var last received
 			Eventually(func(g Gomega) {
 				attempt++
@@ -72,6 +77,12 @@ func retention(env *Env) {
 				g.Expect(err).NotTo(HaveOccurred(), "subscribe")
 				defer func() { _ = c.Close(ctx) }()
 				last = receivePayload(ctx, c, string(probe.Payload), arriveWithin, ack)
+				if contains(last.Got, string(probe.Payload)) {
+					missed = 0
+				} else if missed++; missed >= t3MissedProbes {
+					StopTrying(fmt.Sprintf("%d probes in a row, each sent just before a new earliest subscription, did not reach it (T2's replay), so expiry cannot be observed; last: %s",
+						missed, last.describe())).Now()
+				}
 				g.Expect(payloads(last.Got)).To(ContainElement(string(probe.Payload)), "probe must arrive; %s", last.describe())
 				g.Expect(payloads(last.Got)).NotTo(ContainElement("t3-old-0"),
 					"t3-old-0 still delivered %s after it was sent with retention %s", since(sentAt), short)
