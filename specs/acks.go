@@ -236,55 +236,44 @@ func ackOnlyThat(ctx context.Context, b backends.Backend, note fmt.Stringer) {
 // sendConcurrently sends msgs from workers goroutines, each send confirmed.
 func sendConcurrently(ctx context.Context, p backends.Producer, msgs []backends.Message, workers int) {
 	GinkgoHelper()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed []string
-	next := make(chan backends.Message)
-	for range workers {
-		wg.Go(func() {
-			for m := range next {
-				sctx, cancel := context.WithTimeout(ctx, callWithin)
-				err := p.Send(sctx, m)
-				cancel()
-				if err != nil {
-					mu.Lock()
-					failed = append(failed, fmt.Sprintf("%s: %v", m.Payload, err))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, m := range msgs {
-		next <- m
-	}
-	close(next)
-	wg.Wait()
+	failed := concurrently(msgs, workers, func(m backends.Message) error {
+		sctx, cancel := context.WithTimeout(ctx, callWithin)
+		defer cancel()
+		return p.Send(sctx, m)
+	}, func(m backends.Message) string { return string(m.Payload) })
 	Expect(failed).To(BeEmpty(), "%d of %d concurrent sends failed", len(failed), len(msgs))
 }
 
 // ackConcurrently acks ds from workers goroutines, in the order of ds as the goroutines take
 // them; it returns the failures.
 func ackConcurrently(ctx context.Context, c backends.Consumer, ds []backends.Delivery, workers int) []string {
+	return concurrently(ds, workers, func(d backends.Delivery) error {
+		actx, cancel := context.WithTimeout(ctx, callWithin)
+		defer cancel()
+		return c.Ack(actx, d)
+	}, func(d backends.Delivery) string { return "ack " + string(d.Payload) })
+}
+
+// concurrently hands items, in order, to workers goroutines that call do on each; it returns
+// "<name>: <error>" for every call that failed.
+func concurrently[T any](items []T, workers int, do func(T) error, name func(T) string) []string {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed []string
-	next := make(chan backends.Delivery)
+	next := make(chan T)
 	for range workers {
 		wg.Go(func() {
-			for d := range next {
-				actx, cancel := context.WithTimeout(ctx, callWithin)
-				err := c.Ack(actx, d)
-				cancel()
-				if err != nil {
+			for it := range next {
+				if err := do(it); err != nil {
 					mu.Lock()
-					failed = append(failed, fmt.Sprintf("ack %s: %v", d.Payload, err))
+					failed = append(failed, fmt.Sprintf("%s: %v", name(it), err))
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	for _, d := range ds {
-		next <- d
+	for _, it := range items {
+		next <- it
 	}
 	close(next)
 	wg.Wait()
