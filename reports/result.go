@@ -101,15 +101,20 @@ func ResultOf(entries types.ReportEntries) (Result, bool) {
 	return Result{}, false
 }
 
-// SetResult replaces (or adds) the Result among entries; the others are kept in order.
+// SetResult replaces (or adds) the Result among entries, keeping where and when the replaced
+// one was attached; the other entries are kept in order. entries itself is not changed.
 func SetResult(entries types.ReportEntries, r Result) types.ReportEntries {
+	e := types.ReportEntry{Name: ResultEntry, Visibility: types.ReportEntryVisibilityNever}
 	out := make(types.ReportEntries, 0, len(entries)+1)
-	for _, e := range entries {
-		if e.Name != ResultEntry {
-			out = append(out, e)
+	for _, x := range entries {
+		if x.Name == ResultEntry {
+			e = x
+			continue
 		}
+		out = append(out, x)
 	}
-	return append(out, types.ReportEntry{Name: ResultEntry, Visibility: types.ReportEntryVisibilityNever, Value: types.WrapEntryValue(r)})
+	e.Value = types.WrapEntryValue(r)
+	return append(out, e)
 }
 
 func decodeResult(data string) (Result, error) {
