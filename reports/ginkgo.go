@@ -14,8 +14,10 @@ import (
 
 // ParseGinkgoJSON reads a Ginkgo JSON report (the suite's ginkgo-<backend>.json, or any
 // --json-report) from r; name is used in errors and as the Run's File. This is how our own
-// runs are read: each spec's catalogue ID comes from its "id:<ID>" label, never from its text.
-// Empty, non-JSON and spec-less input are errors naming the file.
+// runs are read: each spec's outcome from the result the suite attached (Result), its catalogue
+// ID from its "id:<ID>" label, never from its text; a report without results (someone else's
+// suite, or ours before results) from Ginkgo's state and messages. Empty, non-JSON and
+// spec-less input are errors naming the file.
 func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
