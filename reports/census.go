@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Census is what the same suite gave over several complete runs (make flakes): per backend and
@@ -63,10 +61,6 @@ func TakeCensus(dirs []string) (*Census, error) {
 		return nil, fmt.Errorf("no run directories given")
 	}
 	c := &Census{}
-	titles := map[string]string{}
-	for _, b := range catalogue.Behaviours {
-		titles[b.ID] = b.Title
-	}
 	type key struct{ backend, row string }
 	rows := map[key]*CensusRow{}
 	var order []key
@@ -78,7 +72,6 @@ func TakeCensus(dirs []string) (*Census, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		m := Build(runs)
-		m.ApplyTitles(titles)
 		cr := CensusRun{Dir: dir, Seed: seedOf(files)}
 		for _, b := range m.Backends {
 			cr.Seconds = max(cr.Seconds, b.SuiteSeconds)

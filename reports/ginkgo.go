@@ -14,8 +14,10 @@ import (
 
 // ParseGinkgoJSON reads a Ginkgo JSON report (the suite's ginkgo-<backend>.json, or any
 // --json-report) from r; name is used in errors and as the Run's File. This is how our own
-// runs are read: each spec's catalogue ID comes from its "id:<ID>" label, never from its text.
-// Empty, non-JSON and spec-less input are errors naming the file.
+// runs are read: each spec's outcome from the result the suite attached (Result), its catalogue
+// ID from its "id:<ID>" label, never from its text; a report without results (someone else's
+// suite, or ours before results) from Ginkgo's state and messages. Empty, non-JSON and
+// spec-less input are errors naming the file.
 func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -40,15 +42,9 @@ func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 		if run.Interrupted == "" {
 			run.Interrupted = InterruptedReason(rep.SpecialSuiteFailureReasons)
 		}
-		filter := selectionFilter(rep.SuiteConfig)
-		for _, s := range rep.SpecReports {
-			c := specCase(s)
-			if c.Status == Skip && c.Message == "" && filter != "" {
-				// Ginkgo reports a spec its filters left out as skipped with no message.
-				c.Message = "not selected by this run's " + filter
-				c.NotSelected = true
-			}
-			run.Cases = append(run.Cases, c)
+		sel := NewSelection(rep.SuiteConfig)
+		for _, sp := range rep.SpecReports {
+			run.Cases = append(run.Cases, specCase(sp, sel))
 		}
 	}
 	if len(run.Cases) == 0 {
@@ -57,33 +53,9 @@ func ParseGinkgoJSON(name string, r io.Reader) (*Run, error) {
 	return run, nil
 }
 
-// selectionFilter describes the run's spec filters ("" when the run selected every spec), so
-// that a spec they left out reads as not selected instead of a skip with no reason.
-func selectionFilter(c types.SuiteConfig) string {
-	var parts []string
-	if c.LabelFilter != "" {
-		parts = append(parts, fmt.Sprintf("--label-filter=%q", c.LabelFilter))
-	}
-	for _, f := range c.FocusStrings {
-		parts = append(parts, fmt.Sprintf("--focus=%q", f))
-	}
-	for _, f := range c.SkipStrings {
-		parts = append(parts, fmt.Sprintf("--skip=%q", f))
-	}
-	for _, f := range c.FocusFiles {
-		parts = append(parts, fmt.Sprintf("--focus-file=%q", f))
-	}
-	for _, f := range c.SkipFiles {
-		parts = append(parts, fmt.Sprintf("--skip-file=%q", f))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "filter " + strings.Join(parts, " ")
-}
-
-// specCase is one Ginkgo spec (or suite node) as a Case.
-func specCase(s types.SpecReport) Case {
+// specCase is one Ginkgo spec (or suite node) as a Case: its outcome from the structured result
+// the suite attached (Result), else, for a report without one, from Ginkgo's state and text.
+func specCase(s types.SpecReport, sel Selection) Case {
 	texts := append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText)
 	c := Case{
 		Name:     strings.TrimSpace(strings.Join(texts, " ")),
@@ -99,35 +71,25 @@ func specCase(s types.SpecReport) Case {
 			c.Labels = append(c.Labels, l)
 		}
 	}
-	switch {
-	case s.State == types.SpecStatePassed:
-		c.Status = Pass
-	case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-		c.Status = Skip
-		c.Message = firstLine(s.Failure.Message)
-		if s.State == types.SpecStatePending {
-			c.Message = "pending"
+	if r, ok := ResultOf(s.ReportEntries); ok && !c.Setup {
+		c.applyResult(r)
+	} else {
+		c.Status, c.Message = outcome(s)
+		if c.Status == Skip && c.Message == "" && s.State == types.SpecStateSkipped && !c.Setup && !sel.Selects(s) {
+			// Ginkgo reports a spec its filters left out as skipped with no message.
+			c.Message, c.NotSelected = "not selected by this run's "+sel.String(), true
 		}
-		if m, ok := strings.CutPrefix(c.Message, NotRunPrefix); ok {
-			c.Status, c.Message = NotRun, m // never started or cut off: the run stopped first
-		}
-	case s.State.Is(types.SpecStateFailureStates):
-		c.Status = Fail
-		c.Message = cause(s.Failure.Message)
-		if c.Message == "" {
-			c.Message = "failed (no message in the report)"
-		}
-		if s.State != types.SpecStateFailed {
-			// timedout, panicked, interrupted, aborted: the state says more than the message.
-			c.Message = s.State.String() + ": " + c.Message
-		}
+	}
+	if c.Status == Fail {
 		c.Detail = failureDetail(s)
-	default:
-		// Invalid or unknown states (a spec Ginkgo never reached): not a result.
-		c.Status = Skip
-		c.Message = "not run (" + s.State.String() + ")"
 	}
 	return c
+}
+
+// applyResult takes c's outcome from the suite's structured result.
+func (c *Case) applyResult(r Result) {
+	c.ID, c.Backend, c.Status, c.Message, c.NotSelected = r.ID, r.Backend, r.Status, r.Message(), r.NotSelected
+	c.Duration = r.Duration()
 }
 
 // failureDetail is the whole failure for the HTML page: message, where, report entries (the
@@ -142,6 +104,9 @@ func failureDetail(s types.SpecReport) string {
 		fmt.Fprintf(&b, "\n\npanic: %s", s.Failure.ForwardedPanic)
 	}
 	for _, e := range s.ReportEntries {
+		if e.Name == ResultEntry {
+			continue // the result as data: its cause is the message above
+		}
 		fmt.Fprintf(&b, "\n\n%s:\n%s", e.Name, strings.TrimSpace(e.StringRepresentation()))
 	}
 	if out := strings.TrimSpace(s.CapturedGinkgoWriterOutput); out != "" {

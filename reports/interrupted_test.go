@@ -81,7 +81,7 @@ func TestCompleteRunNotInterrupted(t *testing.T) {
 }
 
 // The same through our runs' own format: a real Ginkgo JSON report of a memory run stopped with
-// SIGINT (trimmed), as the suite writes it after suite.MarkNotRun.
+// SIGINT (trimmed), as the suite writes it (suite.WithResults: a result on every spec).
 func TestInterruptedGinkgoJSON(t *testing.T) {
 	run, err := ReadRun("testdata/ginkgo-interrupted.json")
 	if err != nil {

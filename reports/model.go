@@ -230,7 +230,7 @@ func Build(runs []*Run, extraIDs ...string) *Matrix {
 			b.Counts[cell.Status]++
 			r.Cells = append(r.Cells, cell)
 		}
-		r.Title, r.Labels = titleAndLabels(all)
+		r.Title, r.Labels = titleAndLabels(r.ID, all)
 		m.Rows = append(m.Rows, r)
 	}
 	sort.Slice(m.Rows, func(i, j int) bool { return rowLess(m.Rows[i], m.Rows[j]) })
@@ -290,9 +290,12 @@ func aggregate(cs []Case) *Cell {
 	return cell
 }
 
-// titleAndLabels names a row after its testcases: the common leading words of the entries'
-// texts (a DescribeTable's own text), or the first text when they share none.
-func titleAndLabels(cs []Case) (string, []string) {
+// titleAndLabels names a row: the one place row titles come from. A catalogue behaviour has its
+// catalogue title (a DescribeTable's entries share words that are not part of its text, "class
+// flow", "class request", so the catalogue knows better); any other row (a foreign testcase) is
+// named after its testcases: the common leading words of their texts, or the first text when
+// they share none.
+func titleAndLabels(id string, cs []Case) (string, []string) {
 	var labels []string
 	seen := map[string]bool{}
 	var texts [][]string
@@ -300,13 +303,16 @@ func titleAndLabels(cs []Case) (string, []string) {
 		texts = append(texts, strings.Fields(c.Text))
 		for _, l := range c.Labels {
 			// The suite labels each spec with its backend; in a matrix the column says that.
-			if !seen[l] && !strings.HasPrefix(l, "backend:") {
+			if !seen[l] && !strings.HasPrefix(l, catalogue.BackendLabelPrefix) {
 				seen[l] = true
 				labels = append(labels, l)
 			}
 		}
 	}
 	sort.Strings(labels)
+	if b, ok := catalogue.Lookup(id); ok && b.Title != "" {
+		return b.Title, labels
+	}
 	if len(texts) == 0 {
 		return "", labels
 	}
@@ -362,22 +368,6 @@ func (m *Matrix) Backend(label string) *Backend {
 	return nil
 }
 
-// ReadRuns reads every file; it stops at the first bad file so the error names it.
-func ReadRuns(paths []string) ([]*Run, error) {
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no report files given: run the suite first (make conformance) or pass FILE...")
-	}
-	runs := make([]*Run, 0, len(paths))
-	for _, p := range paths {
-		r, err := ReadRun(p)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
-}
-
 func fmtDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
@@ -407,14 +397,4 @@ func (c Case) SetupName() string {
 		return c.NodeType
 	}
 	return "suite setup"
-}
-
-// ApplyTitles names rows after the catalogue: a DescribeTable's entries share words that are
-// not part of its text ("class flow", "class request"), so the catalogue knows better.
-func (m *Matrix) ApplyTitles(titles map[string]string) {
-	for _, r := range m.Rows {
-		if t, ok := titles[r.ID]; ok && t != "" {
-			r.Title = t
-		}
-	}
 }

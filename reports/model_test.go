@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/pubsub-conformance/harness/specs/catalogue"
+
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -83,8 +85,8 @@ func TestBuildMatrix(t *testing.T) {
 	if d7.Duration != d7.Entries[0].Duration+d7.Entries[1].Duration || d7.Duration <= 0 {
 		t.Errorf("D7 duration %v should be the sum of its entries", d7.Duration)
 	}
-	if m.Rows[2].Title != "bounded receive" {
-		t.Errorf("table title %q: want the entries' common text", m.Rows[2].Title)
+	if b, _ := catalogue.Lookup("D7"); m.Rows[2].Title != b.Title {
+		t.Errorf("table title %q: want the catalogue's %q", m.Rows[2].Title, b.Title)
 	}
 	kafka := m.Backend("kafka")
 	if kafka.Counts[Pass] != 2 || kafka.Counts[Fail] != 2 || kafka.Counts[Skip] != 2 || kafka.Counts[NotRun] != 2 {
@@ -92,6 +94,25 @@ func TestBuildMatrix(t *testing.T) {
 	}
 	if kafka.SuiteSeconds != 75.5 || m.Backend("pulsar").SetupFailure == "" || !m.Backend("memory").Reference() {
 		t.Errorf("backend info: %+v %+v", kafka, m.Backend("pulsar"))
+	}
+}
+
+// Titles come from one place: a catalogue row has its catalogue title, whatever its specs' texts;
+// a foreign row (no catalogue ID) is named after its testcases' common leading words.
+func TestRowTitles(t *testing.T) {
+	cases := []Case{{Text: "bounded receive on cancel"}, {Text: "bounded receive on deadline"}}
+	if got, _ := titleAndLabels("", cases); got != "bounded receive on" {
+		t.Errorf("foreign row title %q, want the entries' common text", got)
+	}
+	if got, _ := titleAndLabels("", []Case{{Text: "a b"}, {Text: "c d"}}); got != "a b" {
+		t.Errorf("foreign row without common words: %q, want the first text", got)
+	}
+	b, _ := catalogue.Lookup("D7")
+	if got, _ := titleAndLabels("D7", cases); got != b.Title {
+		t.Errorf("catalogue row title %q, want %q", got, b.Title)
+	}
+	if got, _ := titleAndLabels("Z99", cases); got != "bounded receive on" {
+		t.Errorf("an ID the catalogue lacks is named after its texts, got %q", got)
 	}
 }
 

@@ -18,7 +18,7 @@ func TestMarkdown(t *testing.T) {
 	md := buf.String()
 	for _, s := range []string{
 		"| ID | Level | Behaviour | kafka | pulsar | python | memory (reference) |",
-		"| D2 | MUST | a message sent right after Consumer returns is delivered | ❌ fail",
+		"| D2 | MUST | a message sent right after Consumer() returns is delivered | ❌ fail",
 		"Timed out after 0.050s: message never arrived",
 		"⏭️ skip: backend lacks retention-expiry",
 		"➖ not run: not run: BeforeSuite failed: start broker",

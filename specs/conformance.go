@@ -5,13 +5,15 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Conformance declares the whole catalogue for env's backend. Call it once per backend at tree
 // construction time (var _ = specs.Conformance(env)); env's functions are used only when specs
 // run. It returns true so it can initialise a package-level var.
 func Conformance(env *Env) bool {
-	Describe(fmt.Sprintf("pub/sub conformance of %s", env.Backend), Label("backend:"+env.Backend), func() {
+	Describe(fmt.Sprintf("pub/sub conformance of %s", env.Backend), Label(catalogue.BackendLabel(env.Backend)), func() {
 		// Why: every client a spec opens records into the spec's history (RecordClient); a
 		// failed spec attaches it, and the specs that move many messages check it.
 		BeforeEach(beginHistory)

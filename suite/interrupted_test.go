@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/pubsub-conformance/harness/reports"
 )
 
-func TestMarkNotRun(t *testing.T) {
+func TestWithResults(t *testing.T) {
 	spec := func(text string, state types.SpecState, attempts int, msg string, labels ...string) types.SpecReport {
 		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state,
-			NumAttempts: attempts, Failure: types.Failure{Message: msg}, LeafNodeLabels: labels, RunTime: 20 * time.Second}
+			NumAttempts: attempts, Failure: types.Failure{Message: msg}, RunTime: 20 * time.Second,
+			LeafNodeLabels: append([]string{"backend:kafka", "id:" + text[1:3]}, labels...)}
 	}
 	r := types.Report{
 		SuiteConfig: types.SuiteConfig{LabelFilter: "!security"},
@@ -23,27 +26,52 @@ func TestMarkNotRun(t *testing.T) {
 			spec("[S1] filtered out", types.SpecStateSkipped, 0, "", "security"),
 		},
 	}
-	if got := MarkNotRun(r); got.SpecReports[1].Failure.Message != "" {
-		t.Fatalf("a complete run must stay as it is: %+v", got.SpecReports[1])
+	// The result ReportAfterEach attached is kept (here: one that says D1 failed).
+	attached := reports.Result{ID: "D1", Backend: "kafka", Status: reports.Fail, Cause: "attached"}
+	r.SpecReports[0].ReportEntries = reports.SetResult(nil, attached)
+
+	type want struct {
+		state        types.SpecState
+		msgPrefix    string // Ginkgo's message (the skip message people read in the JUnit)
+		status       reports.Status
+		reason       string
+		notSelected  bool
+		reasonPrefix bool
+		cause        string
 	}
-	r.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
-	got := MarkNotRun(r).SpecReports
-	want := []struct {
-		state  types.SpecState
-		prefix string
-	}{
-		{types.SpecStatePassed, ""},
-		{types.SpecStateSkipped, "not run: the run was interrupted"},
-		{types.SpecStateSkipped, "not run: the run was interrupted while it ran (after 20s)"},
-		{types.SpecStateSkipped, "no private broker"},
-		{types.SpecStateSkipped, ""},
-	}
-	for i, w := range want {
-		if got[i].State != w.state || !strings.HasPrefix(got[i].Failure.Message, w.prefix) || (w.prefix == "" && got[i].Failure.Message != "") {
-			t.Errorf("%s: %s %q, want %s %q", got[i].LeafNodeText, got[i].State, got[i].Failure.Message, w.state, w.prefix)
+	check := func(got types.SpecReports, ws []want) {
+		t.Helper()
+		for i, w := range ws {
+			s := got[i]
+			res, ok := reports.ResultOf(s.ReportEntries)
+			if !ok {
+				t.Errorf("%s: no result attached", s.LeafNodeText)
+				continue
+			}
+			reasonOK := res.Reason == w.reason || (w.reasonPrefix && strings.HasPrefix(res.Reason, w.reason))
+			if s.State != w.state || !strings.HasPrefix(s.Failure.Message, w.msgPrefix) ||
+				res.Status != w.status || !reasonOK || res.NotSelected != w.notSelected || res.Cause != w.cause || res.Backend != "kafka" {
+				t.Errorf("%s: %s %q, result %+v; want %+v", s.LeafNodeText, s.State, s.Failure.Message, res, w)
+			}
 		}
 	}
-	if r.SpecReports[1].Failure.Message != "" {
-		t.Error("MarkNotRun changed its input")
+	check(WithResults(r).SpecReports, []want{
+		{state: types.SpecStatePassed, status: reports.Fail, cause: "attached"},
+		{state: types.SpecStateSkipped, status: reports.Skip},
+		{state: types.SpecStateInterrupted, msgPrefix: "Interrupted by User", status: reports.Fail, cause: "interrupted: Interrupted by User"},
+		{state: types.SpecStateSkipped, msgPrefix: "no private broker", status: reports.Skip, reason: "no private broker"},
+		{state: types.SpecStateSkipped, status: reports.Skip, notSelected: true, reason: `not selected by this run's filter --label-filter="!security"`},
+	})
+
+	r.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
+	check(WithResults(r).SpecReports, []want{
+		{state: types.SpecStatePassed, status: reports.Fail, cause: "attached"},
+		{state: types.SpecStateSkipped, msgPrefix: "not run: the run was interrupted", status: reports.NotRun, reason: "the run was interrupted"},
+		{state: types.SpecStateSkipped, msgPrefix: "not run: the run was interrupted while it ran (after 20s)", status: reports.NotRun, reason: "the run was interrupted while it ran (after 20s)"},
+		{state: types.SpecStateSkipped, msgPrefix: "no private broker", status: reports.Skip, reason: "no private broker"},
+		{state: types.SpecStateSkipped, status: reports.Skip, notSelected: true, reason: "not selected by this run's ", reasonPrefix: true},
+	})
+	if r.SpecReports[1].Failure.Message != "" || len(r.SpecReports[1].ReportEntries) != 0 {
+		t.Error("WithResults changed its input")
 	}
 }

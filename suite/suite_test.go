@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -106,6 +105,16 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	Expect(suite.StopBrokers(ctx, brokers)).To(Succeed(), "stop brokers")
 }, NodeTimeout(3*time.Minute))
 
+// Every spec's result as data (reports.Result: ID, backend, status, cause or reason, level,
+// duration), in the JSON and JUnit reports beside Ginkgo's own record: what the reports read.
+// Never printed: the console shows the failure itself.
+var _ = ReportAfterEach(func(s SpecReport) {
+	if s.LeafNodeType == types.NodeTypeIt {
+		sel, _ := GinkgoConfiguration()
+		AddReportEntry(reports.ResultEntry, ReportEntryVisibilityNever, suite.ResultOf(s, sel))
+	}
+})
+
 // Per-backend JUnit, Ginkgo JSON and the meta sidecar, from the whole run's report.
 var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 	dir, err := suite.ReportDir()
@@ -113,8 +122,8 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		fmt.Fprintln(os.Stderr, "reports:", err)
 		return
 	}
-	// Specs that never started because the run was interrupted say so (not "skipped").
-	r = suite.MarkNotRun(r)
+	// Every spec has its result; those that never ran because the run was interrupted say so.
+	r = suite.WithResults(r)
 	for _, n := range names {
 		sub := forBackend(r, n)
 		check := func(what string, err error) {
@@ -148,9 +157,8 @@ func forBackend(r Report, n string) Report {
 	out := r
 	out.SuiteDescription = r.SuiteDescription + " - " + n
 	out.SpecReports = nil
-	label := "backend:" + n
 	for _, s := range r.SpecReports {
-		if s.LeafNodeType != types.NodeTypeIt || slices.Contains(s.Labels(), label) {
+		if s.LeafNodeType != types.NodeTypeIt || suite.BackendOf(s) == n {
 			out.SpecReports = append(out.SpecReports, s)
 		}
 	}

@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gateLevel := fs.String("gate-level", "should", "lowest level whose regressions block the gate: should (every regression) or must (only MUST behaviours'; SHOULD ones are reported)")
 	allBackends := fs.Bool("all-backends", false, "gate: every baseline backend must have a report, even one no run selected (CI over per-backend jobs)")
 	writeBaseline := fs.String("write-baseline", "", "write the current results as the accepted baseline to this file (keeps notes)")
-	withCatalogue := fs.Bool("catalogue", true, "when the reports carry catalogue IDs: title rows after the catalogue (specs/catalogue) and list every behaviour, those no run reported as not run")
+	withCatalogue := fs.Bool("catalogue", true, "when the reports carry catalogue IDs: list every behaviour of the catalogue (specs/catalogue), those no run reported as not run")
 	colour := fs.String("color", "auto", "terminal colours: auto (only on a terminal, honours NO_COLOR), always, never")
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
@@ -128,13 +128,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		extra = append(extra, catalogue.IDs()...)
 	}
 	m := reports.Build(runs, extra...)
-	if useCatalogue {
-		titles := map[string]string{}
-		for _, b := range catalogue.Behaviours {
-			titles[b.ID] = b.Title
-		}
-		m.ApplyTitles(titles)
-	}
 	opts := reports.Options{Baseline: baseline, Color: useColour}
 	if *benchDir != "" {
 		bs, err := reports.ReadBenches(*benchDir)
