@@ -31,6 +31,11 @@ space    := $(subst ,, )
 # backends/all registers them; asked once, and only by the targets that use BACKENDS.
 BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),$(REGISTERED_BACKENDS))
 REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(or $$(shell $(GO) run ./backends/cmd/backends -conformance),$$(error cannot list the registered backends: go run ./backends/cmd/backends -conformance failed)))$(REGISTERED_BACKENDS)
+# BACKENDS=kafka,pulsar means the same as BACKENDS="kafka pulsar" (a comma-separated list
+# would otherwise name one report file, ginkgo-kafka,pulsar.json).
+ifneq ($(filter command line environment,$(origin BACKENDS)),)
+override BACKENDS := $(subst $(comma), ,$(BACKENDS))
+endif
 # Parallel Ginkgo processes of the self-test: every spec uses its own topics and subscriptions.
 PROCS        ?= 2
 # Parallel Ginkgo processes of the conformance run (all backends in one run): specs mostly wait
