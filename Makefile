@@ -211,8 +211,14 @@ SPECS_FILTER = $(subst $(space), || ,$(foreach s,$(subst $(comma), ,$(SPECS)),id
 WARM       ?=
 WARM_DIR   := $(REPORTS)/warm
 WARM_PROCS ?= 1
-GO_SOURCES  = $(shell git ls-files '*.go' 2>/dev/null) go.mod go.sum
-WARM_BIN   := $(REPORTS)/bin/suite-warm.test
+# The suite binary of the conformance runs (conformance, warm, failover, flakes, soak) is linked
+# only when a Go file (tracked or not), its directory (a file added or deleted), go.mod or go.sum
+# changed: linking the cgo binary was 8-14 s of every run's wall time on the shared 2 cores
+# (docs/performance.md). `make -B conformance` or deleting it forces a new link.
+GO_FILES    = $(wildcard $(shell git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './reports/out/*'))
+GO_SOURCES  = $(GO_FILES) $(sort $(dir $(GO_FILES))) go.mod go.sum
+CONFORMANCE_BIN := $(REPORTS)/bin/suite-conformance.test
+WARM_BIN   := $(CONFORMANCE_BIN)
 
 # The conformance run leaves out the specs labelled cluster (F5, leader failover on a private
 # three-node Kafka cluster: three more JVMs and ~40 s, which do not fit the 2-minute verdict on
@@ -222,7 +228,7 @@ CONFORMANCE_FILTER ?= !cluster
 # One conformance suite run of every backend in BACKENDS (conformance, flakes, failover).
 CONFORMANCE_LABELS = $(if $(SPECS),$(SPECS_FILTER),$(CONFORMANCE_FILTER))
 CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS)) \
-	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) $(if $(WARM),$(WARM_BIN),./suite)
+	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) $(CONFORMANCE_BIN)
 
 # PUBSUB_ISOLATE=topics (docs/findings-and-isolation.md): the harness prepares the specs' topics outside the
 # lifecycle area; the run's columns and report files are <backend>+isolated.
@@ -230,7 +236,7 @@ REPORT_SUFFIX = $(if $(filter topics,$(PUBSUB_ISOLATE)),+isolated)
 
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
 ## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out
-conformance: setup $(if $(WARM),$(WARM_BIN))
+conformance: setup $(CONFORMANCE_BIN)
 	@mkdir -p $(REPORTS)
 	@status=0; echo "== conformance: $(BACKENDS)$(if $(SPECS), (specs $(SPECS)))$(if $(TRUSTGRAPH_SOURCE), (TrustGraph working copy $(TRUSTGRAPH_SOURCE)))$(if $(WARM), (warm))"; \
 	$(if $(WARM),envs=$$(ls $(WARM_DIR)/*.env 2>/dev/null); \
@@ -244,7 +250,7 @@ conformance: setup $(if $(WARM),$(WARM_BIN))
 
 ## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile
 ## make conformance WARM=1 SPECS=<ids> runs on them without a broker start (docs/trustgraph.md).
-$(WARM_BIN): $(GO_SOURCES)
+$(CONFORMANCE_BIN): $(GO_SOURCES)
 	@mkdir -p $(dir $@)
 	$(GO) test -c -o $@ ./suite
 warm: setup
@@ -271,7 +277,7 @@ against:
 ## on a private three-node Kafka cluster) for BACKENDS; reports and matrix in reports/out/failover
 ## (backends without a cluster skip F5 with the reason).
 failover: CONFORMANCE_FILTER = cluster
-failover: setup
+failover: setup $(CONFORMANCE_BIN)
 	@mkdir -p $(REPORTS)/failover
 	@status=0; echo "== failover: $(BACKENDS)"; \
 	PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/failover $(CONFORMANCE_RUN) || status=1; \
@@ -285,7 +291,7 @@ failover: setup
 ## often, and why. Fails if any did: the suite takes no retries, so a flake is a bug to find.
 ## RUNS=20 takes about 40 minutes on 2 cores.
 RUNS ?= 20
-flakes: setup
+flakes: setup $(CONFORMANCE_BIN)
 	@rm -rf $(REPORTS)/flakes && mkdir -p $(REPORTS)/flakes; \
 	for i in $$(seq -w 1 $(RUNS)); do \
 	  dir=$(REPORTS)/flakes/run-$$i; mkdir -p $$dir; start=$$(date +%s); \
@@ -300,7 +306,7 @@ flakes: setup
 ## and shrunk program. docs/workload.md.
 DURATION ?= 10m
 soak: CONFORMANCE_FILTER = id:W1
-soak: setup
+soak: setup $(CONFORMANCE_BIN)
 	@mkdir -p $(REPORTS)/soak
 	@status=0; echo "== soak: W1 for $(DURATION) on $(BACKENDS)"; \
 	PUBSUB_WORKLOAD_BUDGET=$(DURATION) PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/soak $(CONFORMANCE_RUN) || status=1; \

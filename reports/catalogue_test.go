@@ -57,7 +57,7 @@ func TestCatalogueProblems(t *testing.T) {
 	for _, w := range []string{
 		`catalogue entry 4 ("A1"): the requirement must start with its level, MUST`,
 		"catalogue entry A1 has 2 specs (specs-bad/acks.go:6, specs-bad/acks.go:7): one behaviour, one spec",
-		`catalogue entry 4 ("A1"): priority 9: want 0 (none) to 4 (PriorityFirst)`,
+		`catalogue entry 4 ("A1"): priority 9: want 0 (none) to 5 (PriorityWorkload)`,
 	} {
 		if !strings.Contains(joined, w) {
 			t.Errorf("problems lack %q:\n%s", w, joined)
