@@ -122,6 +122,9 @@ type Config struct {
 	NackWithin time.Duration
 	// Call bounds every other call (Consumer, Producer, Send, Ack, Nack, Close).
 	Call time.Duration
+	// Recover: under a nemesis schedule, the first quiet window of the drain of a consumer
+	// that lived through the faults (it may still be reconnecting or rejoining its group).
+	Recover time.Duration
 	// SharedOnly never asks for unique mode (the backend under test lacks mode-override, and
 	// the reference run of the same program must do what it does).
 	SharedOnly bool
@@ -141,7 +144,7 @@ func ReferenceConfig(prefix string) Config {
 // BrokerConfig is the configuration for a real broker.
 func BrokerConfig(prefix string) Config {
 	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, LongReceive: 500 * time.Millisecond, Quiet: time.Second,
-		NackWithin: 30 * time.Second, Call: 30 * time.Second}
+		NackWithin: 30 * time.Second, Call: 30 * time.Second, Recover: 15 * time.Second}
 }
 
 // NackNeverRedelivered is the workload's own finding of that class: a consumer nacked a
@@ -535,7 +538,7 @@ func (r *run) step(st Step) error {
 
 // drainOpen reads one open consumer: acks what it holds, then receives and acks until a
 // Receive waited Quiet for nothing and no nacked message is awaited (or NackWithin passed).
-func (r *run) drainOpen(m *member) error { return r.drainOpenLocked(&sync.Mutex{}, m) }
+func (r *run) drainOpen(m *member) error { return r.drainOpenLocked(&sync.Mutex{}, m, r.cfg.Quiet) }
 
 // awaited counts the nacked messages the open consumers of label still wait for.
 func (r *run) awaited(label string) int {
@@ -560,7 +563,13 @@ func (r *run) drain() error {
 	for _, m := range live {
 		wg.Go(func() {
 			// The seen map and the nacked sets are shared: one lock over each member's reads.
-			err := r.drainOpenLocked(&mu, m)
+			// A consumer that lived through faults may still be reconnecting or rejoining:
+			// its first quiet window is Recover, not Quiet.
+			first := r.cfg.Quiet
+			if r.faulty() && r.cfg.Recover > first {
+				first = r.cfg.Recover
+			}
+			err := r.drainOpenLocked(&mu, m, first)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -613,7 +622,7 @@ func (r *run) drain() error {
 
 // drainOpenLocked is drainOpen for one of several members drained at once: the run's shared
 // maps are touched under mu, the broker calls are not.
-func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
+func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) error {
 	settle := func(i int) error {
 		d := m.held[i]
 		m.held = slices.Delete(m.held, i, i+1)
@@ -637,8 +646,9 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 		}
 	}
 	deadline := time.Now().Add(r.cfg.NackWithin)
+	quiet := first
 	for {
-		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Quiet)
+		ctx, cancel := context.WithTimeout(r.ctx, quiet)
 		d, err := m.c.Receive(ctx)
 		cancel()
 		switch {
@@ -650,6 +660,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 			if err := settle(0); err != nil {
 				return err
 			}
+			quiet = r.cfg.Quiet
 			continue
 		case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
 			if r.ctx.Err() != nil {
@@ -674,6 +685,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 		if waiting == 0 || time.Now().After(deadline) {
 			return nil
 		}
+		quiet = r.cfg.Quiet
 	}
 }
 
