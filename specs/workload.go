@@ -196,12 +196,13 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, seed0 int, budge
 			id, seed, env.Backend, len(prog), what, under, prog, tries, shrinkBudget, len(small), sig, small, reproduce))
 	}
 	took := time.Since(start)
+	programs := len(lines)
 	if nem != nil {
 		lines = append(lines, "faults drawn from: "+fmt.Sprint(can))
 	}
 	AddReportEntry("workload", ReportEntryVisibilityFailureOrVerbose, fmt.Sprintf(
 		"%d programs (%d steps, %d calls) in %s, %s per program; no anomalies, outcomes equal to the reference's\n%s",
-		len(lines), steps, calls, took.Round(time.Millisecond), (took/time.Duration(len(lines))).Round(time.Millisecond), strings.Join(lines, "\n")))
+		programs, steps, calls, took.Round(time.Millisecond), (took/time.Duration(programs)).Round(time.Millisecond), strings.Join(lines, "\n")))
 }
 
 // briefList is at most n of xs, one a line, and how many more.
