@@ -300,7 +300,11 @@ func (r *run) kill(f FaultStep) error {
 			cancel()
 		}
 	}
-	r.nem.log("kill(%d): the victim on %s received %d, acked the first, killed", f.Arg, s.label, len(victim.held))
+	acked := "nothing to ack"
+	if len(victim.held) > 0 {
+		acked = "acked the first"
+	}
+	r.nem.log("kill(%d): the victim on %s received %d, %s, killed", f.Arg, s.label, len(victim.held), acked)
 	return nil
 }
 
