@@ -142,7 +142,6 @@ type nemesisRun struct {
 	mu      sync.Mutex
 	lines   []string
 	pending <-chan error // the running fault's end, nil when none runs
-	active  bool         // a fault started and did not end yet (calls may fail: Result.Tolerated)
 }
 
 func (nr *nemesisRun) log(format string, args ...any) {
@@ -243,7 +242,6 @@ func (r *run) fault(f FaultStep) error {
 		return fmt.Errorf("nemesis: start %s: %w", f, err)
 	}
 	nr.log("%s started (%s)", f, d)
-	nr.active = true
 	return nil
 }
 
