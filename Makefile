@@ -303,13 +303,15 @@ flakes: setup $(CONFORMANCE_BIN)
 ## soak: the generative workload (W1, specs/workload.go) alone on BACKENDS for DURATION each
 ## (programs are started until it passes), one suite run, with the conformance reports (JUnit,
 ## Ginkgo JSON, meta per backend) and the matrix in reports/out/soak. A failure prints its seed
-## and shrunk program. docs/workload.md.
+## and shrunk program. docs/workload.md. NEMESIS=1: W2 instead, the programs under a nemesis
+## schedule on a private broker behind the fault proxy (docs/nemesis.md).
 DURATION ?= 10m
-soak: CONFORMANCE_FILTER = id:W1
+NEMESIS  ?=
+soak: CONFORMANCE_FILTER = $(if $(NEMESIS),id:W2,id:W1)
 soak: setup $(CONFORMANCE_BIN)
 	@mkdir -p $(REPORTS)/soak
-	@status=0; echo "== soak: W1 for $(DURATION) on $(BACKENDS)"; \
-	PUBSUB_WORKLOAD_BUDGET=$(DURATION) PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/soak $(CONFORMANCE_RUN) || status=1; \
+	@status=0; echo "== soak: $(if $(NEMESIS),W2,W1) for $(DURATION) on $(BACKENDS)"; \
+	$(if $(NEMESIS),PUBSUB_NEMESIS=1) PUBSUB_WORKLOAD_BUDGET=$(DURATION) PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/soak $(CONFORMANCE_RUN) || status=1; \
 	$(GO) run ./reports/cmd/compare -md $(REPORTS)/soak/compare.md -html $(REPORTS)/soak/compare.html \
 	  -bench "" $(foreach b,$(BACKENDS),$(REPORTS)/soak/ginkgo-$(b).json) || status=1; \
 	exit $$status

@@ -129,6 +129,17 @@ type FaultyBroker interface {
 	SetLatency(ctx context.Context, d time.Duration) error
 }
 
+// NemesisBroker is a FaultyBroker that makes the other faults of W2's nemesis: connections
+// reset when the broker answers (the request was served) and answers cut off after some bytes,
+// both until Heal, and the broker's process paused (SIGSTOP) until Resume (SIGCONT). A
+// FaultyBroker without it gets schedules of its cuts, latency and restarts only.
+type NemesisBroker interface {
+	ResetPeer(ctx context.Context) error
+	LimitData(ctx context.Context) error
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+}
+
 // Cluster is a replicated broker cluster owned by one spec. Methods are safe for concurrent use.
 type Cluster interface {
 	// Open returns a new client on the cluster (every node as bootstrap, topics created with

@@ -60,6 +60,7 @@ func workloadTimeout() time.Duration {
 func workloadArea(env *Env) {
 	Describe("workload", Label("workload"), func() {
 		Behaviour("W1", func(ctx SpecContext) { runWorkload(ctx, env) }, SpecTimeout(workloadTimeout()))
+		nemesisArea(env) // W2: specs/workload_nemesis.go
 	})
 }
 
@@ -88,13 +89,25 @@ func runWorkload(ctx SpecContext, env *Env) {
 		}
 		seed0 = n
 	}
-	b := open(ctx, env)
-	_, noMode := b.Unsupported()[backends.CapModeOverride]
+	runPrograms(ctx, env, open(ctx, env), seed0, budget, shrinkBudget, nil)
+}
 
-	runOnce := func(prog workload.Program) programRun {
+// runPrograms runs programs of seeds seed0, seed0+1, ... on b until budget passed (at least
+// one), each under its seed's nemesis schedule when nem is set (W2), and fails with the seed,
+// the schedule, the program and its shrunk form on the first that shows an anomaly.
+func runPrograms(ctx SpecContext, env *Env, b backends.Backend, seed0 int, budget, shrinkBudget time.Duration, nem *workload.Nemesis) {
+	_, noMode := b.Unsupported()[backends.CapModeOverride]
+	id, tag := "W1", "w1"
+	var can []workload.Fault
+	if nem != nil {
+		id, tag, can = "W2", "w2", nem.Can()
+	}
+
+	runOnce := func(prog workload.Program, sched workload.Schedule) programRun {
 		var pr programRun
-		cfg := workload.BrokerConfig(unique("w1"))
+		cfg := workload.BrokerConfig(unique(tag))
 		cfg.SharedOnly = noMode
+		cfg.Nemesis, cfg.Schedule = nem, sched
 		rec := history.NewRecorder()
 		pr.origin = rec.Started()
 		pctx, cancel := context.WithTimeout(ctx, workloadProgramMax)
@@ -120,7 +133,7 @@ func runWorkload(ctx SpecContext, env *Env) {
 			pr.err = fmt.Errorf("the same program on the reference backend shows anomalies (a defect of the workload or its checkers):\n%s",
 				history.Report(refRec.Started(), pr.ref.Findings, 3))
 		}
-		pr.findings = append(pr.got.Findings, workload.Compare(pr.ref.Outcome, pr.got.Outcome, refCfg.Prefix, cfg.Prefix)...)
+		pr.findings = append(pr.got.Findings, workload.CompareUnderFaults(pr.ref.Outcome, pr.got, refCfg.Prefix, cfg.Prefix)...)
 		return pr
 	}
 	signature := func(pr programRun) string {
@@ -139,10 +152,19 @@ func runWorkload(ctx SpecContext, env *Env) {
 	for i := 0; i == 0 || time.Since(start) < budget; i++ {
 		seed := seed0 + i
 		prog := workload.Generate(seed, workloadMinSteps, workloadMaxSteps)
-		pr := runOnce(prog)
+		var sched workload.Schedule
+		if nem != nil {
+			sched = workload.GenerateSchedule(seed, len(prog), can)
+		}
+		pr := runOnce(prog, sched)
 		calls += pr.got.Calls
 		steps += len(prog)
-		lines = append(lines, fmt.Sprintf("seed %d: %d steps, %d sent, %d calls, %s", seed, len(prog), pr.got.Sent, pr.got.Calls, pr.got.Took.Round(time.Millisecond)))
+		line := fmt.Sprintf("seed %d: %d steps, %d sent, %d calls, %s", seed, len(prog), pr.got.Sent, pr.got.Calls, pr.got.Took.Round(time.Millisecond))
+		if nem != nil {
+			line += fmt.Sprintf("; nemesis %s: %d calls failed and were tolerated, %d sends uncertain, %d subscriptions uncertain\n    %s",
+				sched, len(pr.got.Tolerated), len(pr.got.Uncertain), len(pr.got.UncertainSubs), strings.Join(pr.got.Timeline, "\n    "))
+		}
+		lines = append(lines, line)
 		sig := signature(pr)
 		if sig == "" {
 			continue
@@ -155,18 +177,41 @@ func runWorkload(ctx SpecContext, env *Env) {
 		}
 		// Shrink on the same backend: a candidate fails the same way (same first anomaly
 		// class, or an error again).
+		// Shrink on the same backend, under the same schedule (a fault whose step was cut
+		// away starts before the drain): a candidate fails the same way (same first anomaly
+		// class, or an error again).
 		small, tries := workload.Shrink(prog, func(p workload.Program) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			return signature(runOnce(p)) == sig
+			return signature(runOnce(p, sched)) == sig
 		}, shrinkBudget)
-		Fail(fmt.Sprintf("workload program of seed %d on %s (%d steps): %s\n\nprogram: %s\n\nshrunk (%d runs within %s) to %d steps that fail the same way (%s): %s\n\nreproduce: %s=%d %s=%s make conformance BACKENDS=%s GINKGO_FLAGS=\"--label-filter=id:W1\"",
-			seed, env.Backend, len(prog), what, prog, tries, shrinkBudget, len(small), sig, small,
-			workloadSeedEnv, seed, workloadBudgetEnv, "1s", env.Backend))
+		under, reproduce := "", fmt.Sprintf("%s=%d %s=%s make conformance BACKENDS=%s SPECS=W1", workloadSeedEnv, seed, workloadBudgetEnv, "1s", env.Backend)
+		if nem != nil {
+			under = fmt.Sprintf("\n\nnemesis schedule: %s (short %s, long %s, latency %s each way)\nwhat it did:\n  %s\ncalls that failed and were tolerated (%d): %s",
+				sched, nem.Short, nem.Long, nem.Delay, strings.Join(pr.got.Timeline, "\n  "), len(pr.got.Tolerated), briefList(pr.got.Tolerated, 5))
+			reproduce = fmt.Sprintf("%s=%d %s=%s make soak NEMESIS=1 BACKENDS=%s", workloadSeedEnv, seed, workloadBudgetEnv, "1s", env.Backend)
+		}
+		Fail(fmt.Sprintf("%s: workload program of seed %d on %s (%d steps): %s%s\n\nprogram: %s\n\nshrunk (%d runs within %s) to %d steps that fail the same way (%s): %s\n\nreproduce: %s",
+			id, seed, env.Backend, len(prog), what, under, prog, tries, shrinkBudget, len(small), sig, small, reproduce))
 	}
 	took := time.Since(start)
+	programs := len(lines)
+	if nem != nil {
+		lines = append(lines, "faults drawn from: "+fmt.Sprint(can))
+	}
 	AddReportEntry("workload", ReportEntryVisibilityFailureOrVerbose, fmt.Sprintf(
 		"%d programs (%d steps, %d calls) in %s, %s per program; no anomalies, outcomes equal to the reference's\n%s",
-		len(lines), steps, calls, took.Round(time.Millisecond), (took/time.Duration(len(lines))).Round(time.Millisecond), strings.Join(lines, "\n")))
+		programs, steps, calls, took.Round(time.Millisecond), (took/time.Duration(programs)).Round(time.Millisecond), strings.Join(lines, "\n")))
+}
+
+// briefList is at most n of xs, one a line, and how many more.
+func briefList(xs []string, n int) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	if len(xs) <= n {
+		return "\n  " + strings.Join(xs, "\n  ")
+	}
+	return "\n  " + strings.Join(xs[:n], "\n  ") + fmt.Sprintf("\n  and %d more", len(xs)-n)
 }

@@ -218,8 +218,27 @@ func faultyBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shar
 		return nil, specs.Unavailable("the %s provider's brokers cannot be cut (no fixtures.Faults)", p.Name())
 	}
 	progress("private %s behind a fault proxy ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	return &realFaulty{realPrivate: realPrivate{b: b, name: name, where: "a private broker behind a fault proxy"}, f: f}, nil
+	rf := &realFaulty{realPrivate: realPrivate{b: b, name: name, where: "a private broker behind a fault proxy"}, f: f}
+	if n, ok := b.(fixtures.Nemesis); ok {
+		return &realNemesis{realFaulty: rf, n: n}, nil
+	}
+	return rf, nil
 }
+
+// realNemesis is a faulty broker that also resets, limits and pauses (specs.NemesisBroker).
+type realNemesis struct {
+	*realFaulty
+	n fixtures.Nemesis
+}
+
+// limitDataBytes is how many bytes of answers a connection passes under LimitData: a few
+// small answers, then one cut off in the middle.
+const limitDataBytes = 1024
+
+func (r *realNemesis) ResetPeer(context.Context) error { return r.n.ResetPeer() }
+func (r *realNemesis) LimitData(context.Context) error { return r.n.LimitData(limitDataBytes) }
+func (r *realNemesis) Pause(context.Context) error     { return r.n.Pause() }
+func (r *realNemesis) Resume(context.Context) error    { return r.n.Resume() }
 
 type realFaulty struct {
 	realPrivate

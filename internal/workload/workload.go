@@ -122,9 +122,17 @@ type Config struct {
 	NackWithin time.Duration
 	// Call bounds every other call (Consumer, Producer, Send, Ack, Nack, Close).
 	Call time.Duration
+	// Recover: under a nemesis schedule, the first quiet window of the drain of a consumer
+	// that lived through the faults (it may still be reconnecting or rejoining its group).
+	Recover time.Duration
 	// SharedOnly never asks for unique mode (the backend under test lacks mode-override, and
 	// the reference run of the same program must do what it does).
 	SharedOnly bool
+	// Nemesis and Schedule: the faults of the run (W2, nemesis.go); none when Schedule is
+	// empty. Under a schedule the steps tolerate failed calls (Result.Tolerated) and the
+	// checkers judge with the contract's allowances for faults (Result, Compare).
+	Nemesis  *Nemesis
+	Schedule Schedule
 }
 
 // ReferenceConfig is the configuration for the in-process reference: nothing waits long there.
@@ -136,7 +144,7 @@ func ReferenceConfig(prefix string) Config {
 // BrokerConfig is the configuration for a real broker.
 func BrokerConfig(prefix string) Config {
 	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, LongReceive: 500 * time.Millisecond, Quiet: time.Second,
-		NackWithin: 30 * time.Second, Call: 30 * time.Second}
+		NackWithin: 30 * time.Second, Call: 30 * time.Second, Recover: 15 * time.Second}
 }
 
 // NackNeverRedelivered is the workload's own finding of that class: a consumer nacked a
@@ -162,6 +170,14 @@ type Result struct {
 	Calls    int
 	Sent     int
 	Took     time.Duration
+	// Under a nemesis schedule: what the nemesis did when (Timeline), the calls that failed
+	// and were tolerated (Tolerated), the messages whose Send failed (Uncertain: they may or
+	// may not have been written, C-SEND-3) and the subscriptions whose Consumer call failed
+	// (UncertainSubs: the broker may or may not have created them, at an unknown position).
+	Timeline      []string
+	Tolerated     []string
+	Uncertain     map[string]bool
+	UncertainSubs map[string]bool
 }
 
 type subscription struct {
@@ -204,6 +220,12 @@ type run struct {
 	sent    int
 	unique  bool // CapModeOverride: unique mode may be asked for on a flow topic
 	extra   []history.Finding
+
+	rec           *history.Recorder
+	nem           *nemesisRun // nil without a schedule
+	tolerated     []string
+	uncertain     map[string]bool
+	uncertainSubs map[string]bool
 }
 
 // Run runs prog on b, which must record into rec (history.Wrap): two flow topics (created
@@ -216,15 +238,32 @@ type run struct {
 // failed where the contract says it must not.
 func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Program, cfg Config) (Result, error) {
 	start := time.Now()
-	r := &run{ctx: ctx, b: b, cfg: cfg, seen: map[string]map[string]bool{}, drained: map[string]bool{}}
+	r := &run{ctx: ctx, b: b, cfg: cfg, seen: map[string]map[string]bool{}, drained: map[string]bool{}, rec: rec,
+		uncertain: map[string]bool{}, uncertainSubs: map[string]bool{}}
+	if len(cfg.Schedule) > 0 && cfg.Nemesis != nil {
+		r.nem = &nemesisRun{n: cfg.Nemesis, start: start}
+	}
 	_, noMode := b.Unsupported()[backends.CapModeOverride]
 	r.unique = !noMode && !cfg.SharedOnly
 	for i := range r.topics {
 		r.topics[i] = fmt.Sprintf("flow:tg:%s-t%d", cfg.Prefix, i)
 	}
 	err := r.exec(prog)
+	if r.nem != nil { // a failed run leaves no fault behind
+		err = errors.Join(err, r.nem.wait(ctx))
+		if r.nem.n.Heal != nil {
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Call)
+			if herr := r.nem.n.Heal(hctx); herr != nil {
+				err = errors.Join(err, fmt.Errorf("nemesis: heal after the run: %w", herr))
+			}
+			cancel()
+		}
+	}
 	closeErr := r.closeAll()
-	res := Result{Outcome: Outcome{}, Sent: r.sent}
+	res := Result{Outcome: Outcome{}, Sent: r.sent, Tolerated: r.tolerated, Uncertain: r.uncertain, UncertainSubs: r.uncertainSubs}
+	if r.nem != nil {
+		res.Timeline = r.nem.lines
+	}
 	for label := range r.drained {
 		keys := make([]string, 0, len(r.seen[label]))
 		for k := range r.seen[label] {
@@ -241,7 +280,9 @@ func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Pr
 	}
 	ops := rec.Ops()
 	res.Calls = len(ops)
-	res.Findings = append(history.Check(ops, history.PolicyFor(b)), r.extra...)
+	policy := history.PolicyFor(b)
+	policy.Faults = r.nem != nil
+	res.Findings = append(history.Check(ops, policy), r.extra...)
 	res.Took = time.Since(start)
 	return res, nil
 }
@@ -275,10 +316,32 @@ func (r *run) exec(prog Program) error {
 			return err
 		}
 	}
+	faults := r.cfg.Schedule
+	startFaults := func(before int) error {
+		for r.nem != nil && len(faults) > 0 && min(faults[0].Before, len(prog)) == before {
+			if err := r.fault(faults[0]); err != nil {
+				return err
+			}
+			faults = faults[1:]
+		}
+		return nil
+	}
 	for i, st := range prog {
+		if err := startFaults(i); err != nil {
+			return err
+		}
 		if err := r.step(st); err != nil {
 			return fmt.Errorf("step %d %s: %w", i+1, st, err)
 		}
+	}
+	if err := startFaults(len(prog)); err != nil {
+		return err
+	}
+	if r.nem != nil { // the last fault ends before the drain
+		if err := r.nem.wait(r.ctx); err != nil {
+			return err
+		}
+		r.nem.log("drain starts")
 	}
 	return r.drain()
 }
@@ -298,6 +361,12 @@ func (r *run) join(s *subscription) error {
 	ctx, cancel := r.call()
 	c, err := r.b.Consumer(ctx, r.topics[s.topic], s.name, opts...)
 	cancel()
+	if err != nil && r.faulty() {
+		// The broker may or may not have made the subscription, at a position of its choosing.
+		r.tolerate(fmt.Errorf("consumer on %s: %w", s.label, err))
+		r.uncertainSubs[s.label] = true
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("consumer on %s: %w", s.label, err)
 	}
@@ -359,6 +428,9 @@ func (r *run) receive(m *member, within time.Duration) (bool, error) {
 			return false, r.ctx.Err()
 		}
 		return false, nil
+	case r.faulty():
+		r.tolerate(fmt.Errorf("receive on %s: %w", m.label, err))
+		return false, nil
 	}
 	return false, fmt.Errorf("receive: %w", err)
 }
@@ -369,13 +441,23 @@ func (r *run) settle(m *member, i int, nack bool) error {
 	ctx, cancel := r.call()
 	defer cancel()
 	if nack {
-		if err := m.settleErr(d, m.c.Nack(ctx, d)); err != nil {
+		err := m.settleErr(d, m.c.Nack(ctx, d))
+		if err != nil && r.faulty() { // not settled: it may come again (allowed under faults)
+			r.tolerate(fmt.Errorf("nack on %s: %w", m.label, err))
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("nack: %w", err)
 		}
 		m.nacked[history.KeyOf(d.Payload)] = time.Now()
 		return nil
 	}
-	if err := m.settleErr(d, m.c.Ack(ctx, d)); err != nil {
+	err := m.settleErr(d, m.c.Ack(ctx, d))
+	if err != nil && r.faulty() {
+		r.tolerate(fmt.Errorf("ack on %s: %w", m.label, err))
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
 	return nil
@@ -386,6 +468,10 @@ func (r *run) closeMember(m *member) error {
 	err := m.c.Close(ctx)
 	cancel()
 	m.c, m.held, m.nacked = nil, nil, nil
+	if err != nil && r.faulty() {
+		r.tolerate(fmt.Errorf("close on %s: %w", m.label, err))
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
@@ -398,8 +484,15 @@ func (r *run) step(st Step) error {
 	case Send:
 		p := st.Arg % len(r.prods)
 		ctx, cancel := r.call()
-		err := r.prods[p].Send(ctx, backends.Message{Payload: fmt.Appendf(nil, "%s-p%d-m%d", r.cfg.Prefix, p, r.sent)})
+		payload := fmt.Appendf(nil, "%s-p%d-m%d", r.cfg.Prefix, p, r.sent)
+		err := r.prods[p].Send(ctx, backends.Message{Payload: payload})
 		cancel()
+		if err != nil && r.faulty() {
+			// C-SEND-3: a failed Send may or may not have been written.
+			r.tolerate(fmt.Errorf("send %s: %w", payload, err))
+			r.uncertain[history.KeyOf(payload)] = true
+			err = nil
+		}
 		if err != nil {
 			return err
 		}
@@ -445,7 +538,7 @@ func (r *run) step(st Step) error {
 
 // drainOpen reads one open consumer: acks what it holds, then receives and acks until a
 // Receive waited Quiet for nothing and no nacked message is awaited (or NackWithin passed).
-func (r *run) drainOpen(m *member) error { return r.drainOpenLocked(&sync.Mutex{}, m) }
+func (r *run) drainOpen(m *member) error { return r.drainOpenLocked(&sync.Mutex{}, m, r.cfg.Quiet) }
 
 // awaited counts the nacked messages the open consumers of label still wait for.
 func (r *run) awaited(label string) int {
@@ -470,7 +563,13 @@ func (r *run) drain() error {
 	for _, m := range live {
 		wg.Go(func() {
 			// The seen map and the nacked sets are shared: one lock over each member's reads.
-			err := r.drainOpenLocked(&mu, m)
+			// A consumer that lived through faults may still be reconnecting or rejoining:
+			// its first quiet window is Recover, not Quiet.
+			first := r.cfg.Quiet
+			if r.faulty() && r.cfg.Recover > first {
+				first = r.cfg.Recover
+			}
+			err := r.drainOpenLocked(&mu, m, first)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -502,8 +601,12 @@ func (r *run) drain() error {
 		if s.mode == backends.Unique {
 			continue
 		}
+		before := len(r.members)
 		if err := r.join(s); err != nil {
 			return fmt.Errorf("drain: %w", err)
+		}
+		if len(r.members) == before { // the Consumer call failed and was tolerated (faults)
+			continue
 		}
 		m := r.members[len(r.members)-1]
 		if err := r.drainOpen(m); err != nil {
@@ -519,13 +622,20 @@ func (r *run) drain() error {
 
 // drainOpenLocked is drainOpen for one of several members drained at once: the run's shared
 // maps are touched under mu, the broker calls are not.
-func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
+func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) error {
 	settle := func(i int) error {
 		d := m.held[i]
 		m.held = slices.Delete(m.held, i, i+1)
 		ctx, cancel := r.call()
 		defer cancel()
-		if err := m.settleErr(d, m.c.Ack(ctx, d)); err != nil {
+		err := m.settleErr(d, m.c.Ack(ctx, d))
+		if err != nil && r.faulty() {
+			mu.Lock()
+			r.tolerate(fmt.Errorf("drain ack on %s: %w", m.label, err))
+			mu.Unlock()
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("ack: %w", err)
 		}
 		return nil
@@ -536,8 +646,9 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 		}
 	}
 	deadline := time.Now().Add(r.cfg.NackWithin)
+	quiet := first
 	for {
-		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.Quiet)
+		ctx, cancel := context.WithTimeout(r.ctx, quiet)
 		d, err := m.c.Receive(ctx)
 		cancel()
 		switch {
@@ -549,11 +660,22 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 			if err := settle(0); err != nil {
 				return err
 			}
+			quiet = r.cfg.Quiet
 			continue
 		case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
 			if r.ctx.Err() != nil {
 				return r.ctx.Err()
 			}
+		case r.faulty():
+			// After the faults: a client still reconnecting may fail a Receive (C-LIFE-7 asks
+			// only that it recovers); the drain goes on until its bound.
+			mu.Lock()
+			r.tolerate(fmt.Errorf("drain receive on %s: %w", m.label, err))
+			mu.Unlock()
+			if time.Now().After(deadline) {
+				return nil
+			}
+			continue
 		default:
 			return fmt.Errorf("receive: %w", err)
 		}
@@ -563,6 +685,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member) error {
 		if waiting == 0 || time.Now().After(deadline) {
 			return nil
 		}
+		quiet = r.cfg.Quiet
 	}
 }
 
@@ -589,24 +712,43 @@ func (r *run) closeAll() error {
 // by the contract (a sequential program, flow topics, C-SUB-2, C-POS-1..3). Message keys are
 // compared after the run prefixes (which differ between the two runs) are removed.
 func Compare(ref, got Outcome, refPrefix, gotPrefix string) []history.Finding {
+	return CompareUnderFaults(ref, Result{Outcome: got}, refPrefix, gotPrefix)
+}
+
+// CompareUnderFaults is Compare with the contract's allowances for a run under a nemesis
+// schedule: a message whose Send failed on the backend (got.Uncertain) may or may not be
+// there (C-SEND-3), so it is left out on both sides; a subscription whose Consumer call failed
+// (got.UncertainSubs) may have been made at another time or position, so it is not compared.
+// What is left is determined by the contract as without faults: no message whose Send
+// returned nil may be missing (C-SEND-1, C-SUB-2; a crash or a rebalance may redeliver, never
+// drop), none may be extra.
+func CompareUnderFaults(ref Outcome, got Result, refPrefix, gotPrefix string) []history.Finding {
 	var out []history.Finding
+	skip := map[string]bool{}
+	for k := range got.Uncertain {
+		skip[strings.TrimPrefix(k, gotPrefix)] = true
+	}
 	labels := make([]string, 0, len(ref))
 	for l := range ref {
 		labels = append(labels, l)
 	}
 	sort.Strings(labels)
 	for _, l := range labels {
-		g, ok := got[l]
-		if !ok {
-			continue // not drained there (the run stopped early); the error says why
+		g, ok := got.Outcome[l]
+		if base, _, _ := strings.Cut(l, "#"); !ok || got.UncertainSubs[base] {
+			continue // not drained there (the run stopped early; the error says why), or uncertain
 		}
 		want := map[string]bool{}
 		for _, k := range ref[l] {
-			want[strings.TrimPrefix(k, refPrefix)] = true
+			if k := strings.TrimPrefix(k, refPrefix); !skip[k] {
+				want[k] = true
+			}
 		}
 		have := map[string]bool{}
 		for _, k := range g {
-			have[strings.TrimPrefix(k, gotPrefix)] = true
+			if k := strings.TrimPrefix(k, gotPrefix); !skip[k] {
+				have[k] = true
+			}
 		}
 		var missing, extra []string
 		for k := range want {
