@@ -273,6 +273,9 @@ const (
 	// CapLoadSharing: competing consumers of one subscription share its messages (C-SUB-6); a
 	// topic of one Kafka partition goes to one member of the group, so Kafka cannot. [C-CAP-7]
 	CapLoadSharing Capability = "load-sharing"
+	// CapTLS: the backend reaches a broker over TLS, verifying its certificate against a CA
+	// the settings name, with the same credentials as without TLS. [C-CAP-8]
+	CapTLS Capability = "tls"
 )
 
 // Sentinel errors. Implementations wrap them with %w and context; callers test with errors.Is.

@@ -92,8 +92,14 @@ type AuthTarget struct {
 	// itself fail (that must then be an ErrAuth error, quickly).
 	Good func(ctx context.Context) (backends.Backend, error)
 	Bad  func(ctx context.Context) (backends.Backend, error)
-	// Stop releases what Auth started (nil when nothing); called once by the spec's cleanup.
+	// Stop releases what Auth started (nil when nothing); called once, after the last spec
+	// of the security area (S1, S2).
 	Stop func(ctx context.Context) error
+	// TLSGood opens a Backend over the broker's TLS listeners (S2) with good credentials,
+	// trusting the CA that signed the broker's certificate; TLSWrongCA the same trusting an
+	// unrelated CA. Both nil when the broker has no TLS listener: NoTLS says why.
+	TLSGood, TLSWrongCA func(ctx context.Context) (backends.Backend, error)
+	NoTLS               string
 }
 
 // PrivateBroker is a broker owned by the specs that restart it, one at a time.

@@ -111,17 +111,24 @@ func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
 // listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else a private
 // auth-enabled broker (Pulsar's token auth), stopped by the spec through Stop.
 func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
-	target := func(good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
-		open := func(settings map[string]string) func(context.Context) (backends.Backend, error) {
+	target := func(ep fixtures.Endpoints, good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
+		open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
 			return func(ctx context.Context) (backends.Backend, error) {
 				cfg, err := BaseConfig(name, settings)
 				if err != nil {
 					return nil, err
 				}
-				return openClient(ctx, cfg, "an auth-enabled broker")
+				return openClient(ctx, cfg, where)
 			}
 		}
-		return specs.AuthTarget{Good: open(good), Bad: open(bad), Stop: stop}, nil
+		t := specs.AuthTarget{Good: open(good, "an auth-enabled broker"), Bad: open(bad, "an auth-enabled broker"), Stop: stop}
+		if tlsGood, wrongCA, ok := ep.TLSSettings(); ok {
+			t.TLSGood = open(tlsGood, "an auth-enabled broker over TLS")
+			t.TLSWrongCA = open(wrongCA, "an auth-enabled broker over TLS")
+		} else {
+			t.NoTLS = fmt.Sprintf("the %s provider started %s without TLS listeners", ep.Provider, kind)
+		}
+		return t, nil
 	}
 	if fixtures.AuthOnShared(kind) {
 		ep := sh.Brokers[kind]
@@ -129,7 +136,7 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 		if !ok {
 			return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, kind)
 		}
-		return target(good, bad, nil)
+		return target(ep, good, bad, nil)
 	}
 	if sh.Provider == "external" {
 		return specs.AuthTarget{}, specs.Unavailable("external %s: the run cannot start an auth-enabled broker", kind)
@@ -149,7 +156,7 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 		_ = b.Stop(ctx)
 		return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", p.Name(), kind)
 	}
-	return target(good, bad, b.Stop)
+	return target(b.Endpoints(), good, bad, b.Stop)
 }
 
 // privateBroker starts a broker owned by the calling spec (R4).

@@ -419,3 +419,44 @@ func TestIntegrationNackAfterRefetchKeepsEarlierNack(t *testing.T) {
 	}
 	receive(t, ctx, c, "m1", "m2")
 }
+
+// TestIntegrationTLS: the shared broker's SASL_SSL listener works with the CA that signed its
+// certificate (KAFKA_SSL_CA_LOCATION) and good credentials; trusting another CA, New fails
+// fast with ErrAuth (librdkafka's _SSL: the certificate did not verify), not a timeout.
+func TestIntegrationTLS(t *testing.T) {
+	ep := sharedKafka.Endpoints(t)
+	good, wrong, ok := ep.TLSSettings()
+	if !ok {
+		t.Skipf("the %s Kafka broker has no SASL_SSL listener", ep.Provider)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := func(s map[string]string) backends.Config {
+		return backends.Config{Backend: "kafka", Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), s), Log: testLog{t}}
+	}
+	start := time.Now()
+	_, err := New(ctx, cfg(wrong))
+	if !errors.Is(err, backends.ErrAuth) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("New trusting the wrong CA: %v; want ErrAuth naming the certificate", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the wrong CA took %v to fail; want fail fast", d)
+	}
+	t.Logf("wrong CA refused in %v: %v", time.Since(start).Round(time.Millisecond), err)
+
+	bi, err := New(ctx, cfg(good))
+	if err != nil {
+		t.Fatalf("New over SASL_SSL with the broker's CA: %v", err)
+	}
+	b := bi.(*Backend)
+	defer b.Close(ctx)
+	topic := "flow:tg:" + unique("tls")
+	c := subscribe(t, ctx, b, topic, unique("sub"))
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	send(t, ctx, p, "s")
+	receive(t, ctx, c, "s")
+}

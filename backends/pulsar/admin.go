@@ -2,6 +2,7 @@ package pulsar
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -143,6 +144,14 @@ func wrap(ctx context.Context, op string, err error) error {
 func mapTransportErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return backends.CtxErr(ctx, what)
+	}
+	var cve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	if errors.As(err, &cve) || errors.As(err, &ua) || errors.As(err, &hn) {
+		// The broker could not be authenticated: its certificate does not verify against
+		// PULSAR_TLS_TRUST_CERTS_FILE (or the system's roots).
+		return fmt.Errorf("%s: %w: %v", what, backends.ErrAuth, err)
 	}
 	var opErr *net.OpError
 	var dnsErr *net.DNSError

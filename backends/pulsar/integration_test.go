@@ -320,3 +320,56 @@ func TestIntegrationAuth(t *testing.T) {
 	}
 	t.Logf("client refused in %v: %v", time.Since(start), err)
 }
+
+// TestIntegrationTLS: the shared broker's pulsar+ssl:// and https:// listeners work with the
+// CA that signed their certificate; trusting another CA, the admin probe and, on its own, the
+// binary protocol fail fast with ErrAuth naming the certificate, not a retry until a timeout.
+func TestIntegrationTLS(t *testing.T) {
+	ep := sharedPulsar.Endpoints(t)
+	good, wrong, ok := ep.TLSSettings()
+	if !ok {
+		t.Skipf("the %s Pulsar broker has no TLS listeners", ep.Provider)
+	}
+	base := brokerConfig(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	b, err := New(ctx, base.WithSettings(good))
+	if err != nil {
+		t.Fatalf("open over TLS with the broker's CA: %v", err)
+	}
+	defer b.Close(ctx)
+	topic := uniqueTopic("flow")
+	c, err := b.Consumer(ctx, topic, "s")
+	if err != nil {
+		t.Fatalf("consumer over TLS: %v", err)
+	}
+	defer c.Close(ctx)
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatalf("producer over TLS: %v", err)
+	}
+	defer p.Close(ctx)
+	if err := p.Send(ctx, backends.Message{Payload: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, c, 10*time.Second)
+
+	start := time.Now()
+	if _, err := New(ctx, base.WithSettings(wrong)); !errors.Is(err, backends.ErrAuth) {
+		t.Fatalf("wrong CA (admin first): want ErrAuth, got %v", err)
+	}
+	t.Logf("wrong CA refused by the admin probe in %v", time.Since(start))
+
+	// The binary protocol alone: admin over plain http, the service URL over TLS with the
+	// wrong CA.
+	binOnly := base.WithSettings(wrong).WithSettings(map[string]string{"PULSAR_ADMIN_URL": ep.Auth.AdminURL})
+	start = time.Now()
+	_, err = New(ctx, binOnly)
+	if !errors.Is(err, backends.ErrAuth) {
+		t.Fatalf("wrong CA (binary protocol): want ErrAuth, got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("wrong CA (binary protocol) took %v: %v", d, err)
+	}
+	t.Logf("wrong CA refused by the broker probe in %v: %v", time.Since(start), err)
+}

@@ -16,6 +16,14 @@ import (
 // backend watches the log for it to fail fast with ErrAuth.
 const handshakeFailure = "Failed to establish connection with broker"
 
+// certFailure says that the client could not verify the broker's TLS certificate (a wrong
+// PULSAR_TLS_TRUST_CERTS_FILE): the library logs "Failed to connect to broker." with the
+// x509 error and retries as for an unreachable broker, so the backend watches for this too.
+func certFailure(msg string) bool {
+	return strings.Contains(msg, "Failed to connect to broker") &&
+		containsAny(msg, "x509:", "failed to verify certificate", "certificate signed by unknown authority")
+}
+
 // newLogger routes the client library's logging to w (Config.Log). nil discards it: the
 // library logs every (re)connection at info level, which would drown a spec's output.
 // Debug lines are dropped even with a writer: they are per-message and only slow a run.
@@ -86,7 +94,7 @@ func (l *writerLogger) logf(level, format string, args ...any) {
 
 func (l *writerLogger) emit(level, msg string) {
 	if l.hook != nil && level != "INFO" {
-		l.hook(msg)
+		l.hook(msg + l.fieldString()) // the fields carry the error (WithError)
 	}
 	if l.out != nil {
 		l.out.line(level, l.fieldString(), msg)

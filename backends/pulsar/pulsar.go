@@ -111,6 +111,9 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		// A registry per client: the default one is process-global and would mix backends.
 		MetricsRegisterer:     prometheus.NewRegistry(),
 		TLSTrustCertsFilePath: pc.TLSTrustCertsFile,
+		// pulsar+ssl://: the broker's certificate must name the host of PULSAR_HOST (the
+		// library's default checks the chain only), as librdkafka and the admin API's https do.
+		TLSValidateHostname: true,
 	}
 	if pc.APIKey != "" {
 		opts.Authentication = pulsar.NewAuthenticationToken(pc.APIKey)
@@ -566,7 +569,7 @@ type handshakes struct {
 }
 
 func (h *handshakes) observe(msg string) {
-	if !strings.Contains(msg, handshakeFailure) {
+	if !strings.Contains(msg, handshakeFailure) && !certFailure(msg) {
 		return
 	}
 	h.mu.Lock()
@@ -593,7 +596,7 @@ func handshakeErr(msg string) error {
 	if msg == "" {
 		msg = "the broker refused the connection handshake"
 	}
-	if containsAny(msg, "authenticat", "authoriz", "token", "unauthorized", "credential") {
+	if containsAny(msg, "authenticat", "authoriz", "token", "unauthorized", "credential", "x509:", "certificate") {
 		return fmt.Errorf("%w: %s", backends.ErrAuth, msg)
 	}
 	return fmt.Errorf("%w: %s", backends.ErrUnavailable, msg)

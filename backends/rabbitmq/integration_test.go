@@ -271,3 +271,38 @@ func TestVariantSettings(t *testing.T) {
 		receive(t, ctx, c2, 5*time.Second) // the same message: each member has its own queue
 	})
 }
+
+// TestTLS: the shared broker's amqps listener works with the CA that signed its certificate
+// (RABBITMQ_SSL, RABBITMQ_SSL_CA_FILE); trusting another CA, New fails at once with ErrAuth.
+func TestTLS(t *testing.T) {
+	good, wrong, ok := sharedRabbit.Endpoints(t).TLSSettings()
+	if !ok {
+		t.Skipf("the %s RabbitMQ broker has no amqps listener", sharedRabbit.Endpoints(t).Provider)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := New(ctx, config(t, wrong))
+	if !errors.Is(err, backends.ErrAuth) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("New trusting the wrong CA: %v, want ErrAuth naming the certificate", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the wrong CA took %v to fail", d)
+	}
+	b := open(t, ctx, good)
+	topic := topicName(backends.ClassFlow, "tls")
+	c, err := b.Consumer(ctx, topic, "s")
+	if err != nil {
+		t.Fatalf("consumer over amqps: %v", err)
+	}
+	defer c.Close(ctx)
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatalf("producer over amqps: %v", err)
+	}
+	defer p.Close(ctx)
+	if err := p.Send(ctx, backends.Message{Payload: []byte("a")}); err != nil {
+		t.Fatalf("send over amqps: %v", err)
+	}
+	receive(t, ctx, c, 10*time.Second)
+}

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +23,18 @@ type management struct {
 	client     *http.Client
 }
 
-func newManagement(rc Config) *management {
+// newManagement: an https:// management URL is verified against the amqps CA (tlsConf, nil:
+// the system's roots).
+func newManagement(rc Config, tlsConf *tls.Config) *management {
+	client := &http.Client{Timeout: 30 * time.Second}
+	if tlsConf != nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tlsConf.Clone()
+		t.TLSClientConfig.ServerName = ""
+		client.Transport = t
+	}
 	return &management{base: rc.ManagementURL, vhost: rc.Vhost, user: rc.ManagementUsername, pass: rc.ManagementPassword,
-		client: &http.Client{Timeout: 30 * time.Second}}
+		client: client}
 }
 
 // errNoRetention: the exchange carries no retention argument (another client created it).

@@ -55,10 +55,13 @@ package rabbitmq
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +87,7 @@ type Backend struct {
 	cfg  backends.Config
 	rc   Config
 	url  string
+	tls  *tls.Config // amqps (RABBITMQ_SSL); nil for amqp
 	mgmt *management // nil without RABBITMQ_MANAGEMENT_URL
 
 	dial chan struct{} // cap 1: held while dialing
@@ -108,9 +112,17 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	u := amqp.URI{Scheme: "amqp", Host: rc.Host, Port: rc.Port, Username: rc.Username, Password: rc.Password, Vhost: rc.Vhost}
+	var tlsConf *tls.Config
+	if rc.TLS {
+		u.Scheme = "amqps"
+		if tlsConf, err = tlsConfig(rc); err != nil {
+			return nil, fmt.Errorf("rabbitmq: %w", err)
+		}
+	}
 	b := &Backend{
 		cfg:       cfg,
 		rc:        rc,
+		tls:       tlsConf,
 		url:       u.String(),
 		dial:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
@@ -118,7 +130,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		consumers: map[*consumer]struct{}{},
 	}
 	if rc.ManagementURL != "" {
-		b.mgmt = newManagement(rc)
+		b.mgmt = newManagement(rc, tlsConf)
 	}
 	if _, err := b.connection(ctx); err != nil {
 		return nil, err
@@ -183,10 +195,11 @@ func (b *Backend) connection(ctx context.Context) (*amqp.Connection, error) {
 		deadline = d
 	}
 	conf := amqp.Config{
-		Vhost:     b.rc.Vhost,
-		Heartbeat: heartbeat,
-		Locale:    "en_US",
-		SASL:      []amqp.Authentication{&amqp.PlainAuth{Username: b.rc.Username, Password: b.rc.Password}},
+		TLSClientConfig: b.tls, // the client's TLS handshake runs on the bounded conn below
+		Vhost:           b.rc.Vhost,
+		Heartbeat:       heartbeat,
+		Locale:          "en_US",
+		SASL:            []amqp.Authentication{&amqp.PlainAuth{Username: b.rc.Username, Password: b.rc.Password}},
 		Properties: amqp.Table{
 			"connection_name": "pubsub-conformance",
 		},
@@ -542,6 +555,13 @@ func mapErr(err error) error {
 	if errors.Is(err, amqp.ErrCredentials) || errors.Is(err, amqp.ErrVhost) || errors.Is(err, amqp.ErrSASL) {
 		return fmt.Errorf("%w: %v", backends.ErrAuth, err)
 	}
+	var cve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	if errors.As(err, &cve) || errors.As(err, &ua) || errors.As(err, &hn) {
+		// The broker could not be authenticated: its certificate does not verify.
+		return fmt.Errorf("%w: %v", backends.ErrAuth, err)
+	}
 	var ae *amqp.Error
 	if errors.As(err, &ae) {
 		switch {
@@ -579,4 +599,22 @@ func uniqueSuffix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// tlsConfig is the amqps client's: the CA of RABBITMQ_SSL_CA_FILE, or the system's roots.
+func tlsConfig(rc Config) (*tls.Config, error) {
+	c := &tls.Config{ServerName: rc.Host, MinVersion: tls.VersionTLS12}
+	if rc.CAFile == "" {
+		return c, nil
+	}
+	pem, err := os.ReadFile(rc.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read RABBITMQ_SSL_CA_FILE: %v", backends.ErrInvalidConfig, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%w: RABBITMQ_SSL_CA_FILE=%q holds no PEM certificate", backends.ErrInvalidConfig, rc.CAFile)
+	}
+	c.RootCAs = pool
+	return c, nil
 }

@@ -26,6 +26,8 @@ func TestParseConfig(t *testing.T) {
 		{"RABBITMQ_HOST": "mq", "RABBITMQ_PREFETCH": "0"},
 		{"RABBITMQ_HOST": "mq", "RABBITMQ_MANAGEMENT_URL": "mq:15672"},
 		{"RABBITMQ_HOST": "mq", "RABBITMQ_CONSUMER_AUTO_ACK": "sometimes"},
+		{"RABBITMQ_HOST": "mq", "RABBITMQ_SSL": "maybe"},
+		{"RABBITMQ_HOST": "mq", "RABBITMQ_SSL_CA_FILE": "/ca.pem"}, // a CA without amqps
 	} {
 		_, err := ParseConfig(bad)
 		if !errors.Is(err, backends.ErrInvalidConfig) {
@@ -34,6 +36,22 @@ func TestParseConfig(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("error is not one line: %q", err)
 		}
+	}
+}
+
+func TestParseConfigTLS(t *testing.T) {
+	c, err := ParseConfig(map[string]string{"RABBITMQ_HOST": "mq", "RABBITMQ_SSL": "true", "RABBITMQ_SSL_CA_FILE": "/ca.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TLS || c.CAFile != "/ca.pem" || c.Port != 5671 {
+		t.Fatalf("amqps settings: %+v (want TLS, the CA file, port 5671 by default)", c)
+	}
+	// A CA file that is not PEM is one clear line at New, before any dial.
+	_, err = New(context.Background(), backends.Config{Settings: map[string]string{
+		"RABBITMQ_HOST": "127.0.0.1", "RABBITMQ_SSL": "true", "RABBITMQ_SSL_CA_FILE": "rabbitmq_test.go"}})
+	if !errors.Is(err, backends.ErrInvalidConfig) || !strings.Contains(err.Error(), "RABBITMQ_SSL_CA_FILE") {
+		t.Fatalf("New with a non-PEM CA file: %v", err)
 	}
 }
 

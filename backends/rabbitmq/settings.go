@@ -59,6 +59,11 @@ type Config struct {
 	// anonymous queue per consumer for every class, so members of one subscription each get
 	// every message and a reopened consumer starts on a new, empty queue.
 	QueuePerConsumer bool
+	// TLS connects with amqps (RABBITMQ_SSL=true), verifying the broker's certificate
+	// against CAFile (RABBITMQ_SSL_CA_FILE, PEM; "" means the system's roots) and its name
+	// against Host. Not TrustGraph's names: its RabbitMQ backends have no TLS (docs/tls.md).
+	TLS    bool
+	CAFile string
 }
 
 // DefaultPrefetch bounds what one consumer holds unacknowledged (basic.qos): as many as
@@ -111,6 +116,7 @@ func ParseConfig(s map[string]string) (Config, error) {
 		"RABBITMQ_CONSUMER_AUTO_ACK":  &c.AutoAck,
 		"RABBITMQ_CONSUMER_EXCLUSIVE": &c.ExclusiveConsumer,
 		"RABBITMQ_QUEUE_PER_CONSUMER": &c.QueuePerConsumer,
+		"RABBITMQ_SSL":                &c.TLS,
 	} {
 		if v := s[key]; v != "" {
 			b, err := strconv.ParseBool(v)
@@ -120,8 +126,15 @@ func ParseConfig(s map[string]string) (Config, error) {
 			*dst = b
 		}
 	}
+	c.CAFile = s["RABBITMQ_SSL_CA_FILE"]
+	if c.CAFile != "" && !c.TLS {
+		return Config{}, fmt.Errorf("%w: RABBITMQ_SSL_CA_FILE is set but RABBITMQ_SSL is not true (the CA is only used over amqps)", backends.ErrInvalidConfig)
+	}
 	if c.Port == 0 {
 		c.Port = 5672
+		if c.TLS {
+			c.Port = 5671
+		}
 	}
 	if c.Username == "" {
 		c.Username = "guest"

@@ -54,7 +54,7 @@ type Behaviour struct {
 // run, docs/performance.md). Ginkgo hands the next spec to whichever process is free, so
 // longest first is the classic list-scheduling order: a long spec started last is the tail.
 const (
-	PriorityEarly  = 1 // S1 (a private auth broker on Pulsar), D3 (1,000 messages), R5, R7, R8 (a child process)
+	PriorityEarly  = 1 // S1, S2 (a private auth broker on Pulsar), D3 (1,000 messages), R5, R7, R8 (a child process)
 	PriorityThird  = 2 // F2 (a private broker, then ~35 s under latency)
 	PrioritySecond = 3 // the private-broker area (R4, R6, F1, F3, F4: ~45-60 s), F5's cluster
 	PriorityFirst  = 4 // T3: waits out a broker's retention expiry (~72 s on Pulsar)
@@ -269,6 +269,10 @@ var Behaviours = []Behaviour{
 		Level: MUST, Source: "docs/tech-specs/kafka-backend.md, \"Configuration\": \"--kafka-sasl-mechanism (optional)\", \"--kafka-sasl-username (optional)\", \"--kafka-sasl-password (optional)\" (settings TrustGraph passes must be applied to every client); a bad credential failing fast follows from \"Reconnection and resilience\": \"The broker client itself is expected to provide a basic connection that can fail, and the wrapper classes handle recovery.\"",
 		Title:       "good credentials work; bad ones fail fast with an auth error",
 		Requirement: "MUST, against an auth-enabled broker, make admin, producer and consumer work with good credentials, and fail fast (well within the bound, not a hang) with an error wrapping ErrAuth with bad credentials."},
+	{ID: "S2", Area: "security", Asserts: []string{"C-CAP-8", "C-ERR-1"}, Priority: PriorityEarly,
+		Level: SHOULD, Source: "Hosted Kafka and Pulsar accept only TLS. TrustGraph's settings name a security protocol (trustgraph-base 2.11.1, pubsub.py: KAFKA_SECURITY_PROTOCOL, which librdkafka and aiokafka take as SASL_SSL) and a pulsar+ssl:// PULSAR_HOST, but no CA and no RabbitMQ TLS at all, so no TrustGraph sentence requires TLS; tested because a deployment against a managed service needs it, and a client that trusts the wrong CA must say so, not hang.",
+		Title:       "over TLS good credentials work; a client trusting the wrong CA fails fast",
+		Requirement: "SHOULD, against the TLS listeners of an auth-enabled broker (Kafka SASL_SSL, Pulsar pulsar+ssl:// and https:// with a token, RabbitMQ amqps), with the CA that signed the broker's certificate and good credentials, make admin, producer and consumer work; and with an unrelated CA fail every client well within the bound (not a hang) with an error wrapping ErrAuth or ErrUnavailable that says the certificate did not verify."},
 	{ID: "F1", Area: "fault", Asserts: []string{"C-ACK-2"}, Priority: PrioritySecond,
 		Level: SHOULD, Source: "A consumer waiting through a 5 s network cut keeps working without being reopened. TrustGraph leaves recovery above the backend (docs/tech-specs/pubsub-abstraction.md, \"Reconnection and resilience\": \"The broker client itself is expected to provide a basic connection that can fail, and the wrapper classes handle recovery.\"); tested because it is what the Go clients promise and an application without such wrappers meets it.",
 		Title:       "a consumer waiting through a 5 s network cut gets what was sent before, during and after it",

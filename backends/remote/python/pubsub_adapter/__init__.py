@@ -19,6 +19,7 @@ from .adapter import (  # noqa: F401
     CAP_MODE_OVERRIDE,
     CAP_RETENTION_EXPIRY,
     CAP_RETENTION_READ_BACK,
+    CAP_TLS,
     CAP_TRANSIENT_REDELIVERY,
     CAP_TRANSIENT_REPLAY,
     Backend,

@@ -117,6 +117,7 @@ __all__ = [
     "CAP_RETENTION_READ_BACK",
     "CAP_MODE_OVERRIDE",
     "CAP_LOAD_SHARING",
+    "CAP_TLS",
 ]
 
 # Capabilities a backend may declare it lacks (backends.Capability).
@@ -127,6 +128,7 @@ CAP_BINARY_PAYLOADS = "binary-payloads"          # payloads that are not UTF-8 a
 CAP_RETENTION_READ_BACK = "retention-read-back"  # Backend.retention reads the broker's value
 CAP_MODE_OVERRIDE = "mode-override"              # the mode argument overrides the class's
 CAP_LOAD_SHARING = "load-sharing"                # competing consumers share a subscription's messages
+CAP_TLS = "tls"                                  # TLS to the broker, verified against a CA the settings name
 
 
 class Position(enum.Enum):

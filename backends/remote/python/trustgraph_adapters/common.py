@@ -19,7 +19,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from pubsub_adapter import Delivery, Mode, errors
 from pubsub_adapter import (CAP_BINARY_PAYLOADS, CAP_LOAD_SHARING, CAP_MODE_OVERRIDE,
-                            CAP_RETENTION_EXPIRY, CAP_RETENTION_READ_BACK)
+                            CAP_RETENTION_EXPIRY, CAP_RETENTION_READ_BACK, CAP_TLS)
 from pubsub_adapter.topics import default_mode, default_retention
 
 
@@ -168,7 +168,32 @@ def api_fit(kind: str) -> dict:
     }
     if kind == "kafka":
         out[CAP_LOAD_SHARING] = ONE_PARTITION
+    out[CAP_TLS] = NO_TLS[kind]
     return out
+
+
+# Why TrustGraph cannot run S2 (TLS with the broker's CA), per kind (docs/tls.md). The sync
+# adapter (2.8.1) replaces the Kafka reason with NO_TLS_KAFKA_SYNC.
+NO_TLS = {
+    "kafka": (
+        "AsyncKafkaBackend passes KAFKA_SECURITY_PROTOCOL to aiokafka but never an ssl_context, "
+        "which aiokafka requires for SASL_SSL and SSL (ValueError: `ssl_context` is mandatory if "
+        "security_protocol=='SSL'), and TrustGraph has no CA setting: it cannot reach Kafka over TLS"),
+    "pulsar": (
+        "AsyncPulsarBackend builds pulsar.asyncio.Client(host, authentication, listener_name) with no "
+        "tls_trust_certs_file_path and calls the admin API through urllib's default context: "
+        "TrustGraph has no setting for the CA of the broker's certificate, so pulsar+ssl:// and "
+        "https:// are verified against the system trust store only and a broker whose CA is not "
+        "in it cannot be reached"),
+    "rabbitmq": (
+        "AsyncRabbitMQBackend connects to the URL amqp://user:password@host:port/vhost it builds "
+        "itself: no amqps scheme and no TLS option, so TrustGraph cannot reach RabbitMQ over TLS"),
+}
+
+NO_TLS_KAFKA_SYNC = (
+    "KafkaBackend (trustgraph-base 2.8.1) gives KAFKA_SECURITY_PROTOCOL and the SASL settings "
+    "to its AdminClient only (producers and consumers get bootstrap.servers alone, see S1) and "
+    "has no CA setting (no ssl.ca.location): its producers and consumers cannot use TLS")
 
 
 NO_RETENTION_PARAM = (

@@ -103,7 +103,9 @@ class Backend(common.TopicAdmin, pubsub_adapter.Backend):
         self._b = tg_backend
 
     def unsupported(self):
-        return common.api_fit("kafka")  # 2.8.1's synchronous backend is Kafka's only
+        out = common.api_fit("kafka")  # 2.8.1's synchronous backend is Kafka's only
+        out[common.CAP_TLS] = common.NO_TLS_KAFKA_SYNC
+        return out
 
     async def producer(self, topic: str, *, timeout: float):
         try:
