@@ -299,7 +299,24 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 				col = i
 			}
 		}
+		if accepted == nil && col >= 0 {
+			// A broker release's column (kafka@3.9.1, docs/versions.md) without entries of its
+			// own is held to its backend's accepted results on the pinned release: what
+			// changes with the release shows as a change, to accept under its own key.
+			if base, _, ok := strings.Cut(label, "@"); ok && b.Backends[base] != nil {
+				accepted = b.Backends[base]
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,
+					Detail: "no baseline entries of its own: judged against " + base + "'s"})
+			}
+		}
 		if col < 0 {
+			if strings.Contains(label, "@") && !selected[label] && !want[label] {
+				// Another broker release's column is only in the runs that ask for that release
+				// (make versions): never missing from a default run, even with -all-backends.
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,
+					Detail: "a broker release's column: make versions runs it"})
+				continue
+			}
 			if selected != nil && !selected[label] && !want[label] && !o.AllBackends {
 				runs := make([]string, 0, len(selected))
 				for s := range selected {
