@@ -13,7 +13,9 @@ import (
 func TestBrokerTooOldSkipsABackendOnAnOlderRelease(t *testing.T) {
 	backends.Register(backends.Descriptor{
 		Name: "versions-test-needs-4", Broker: string(fixtures.Kafka), MinBroker: "4.0.0", MinBrokerWhy: "it needs KIP-848",
-		New: func(context.Context, backends.Config) (backends.Backend, error) { return nil, errors.New("not for running") },
+		New: func(context.Context, backends.Config) (backends.Backend, error) {
+			return nil, errors.New("not for running")
+		},
 	})
 	sh := &Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{fixtures.Kafka: {Kind: fixtures.Kafka, Version: "3.9.1"}}}
 	why := BrokerTooOld("versions-test-needs-4", sh)
