@@ -345,7 +345,7 @@ versions: setup
 	  for v in $$rels; do \
 	    echo "== versions: $$kind $$v ($$var=$$v): $$bs"; \
 	    for b in $$bs; do rm -f $(VERSIONS_DIR)/ginkgo-$$b@$$v.json; done; \
-	    env $$var=$$v PUBSUB_REPORT_DIR=$(CURDIR)/$(VERSIONS_DIR) PUBSUB_BACKENDS=$$(echo $$bs | tr ' ' ',') \
+	    env $$var=$$v PUBSUB_REPORT_DIR=$(abspath $(VERSIONS_DIR)) PUBSUB_BACKENDS=$$(echo $$bs | tr ' ' ',') \
 	      $(GINKGO) --procs=$(CONFORMANCE_PROCS) --randomize-all --timeout=$(SUITE_TIMEOUT) \
 	      $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) ./suite \
 	      || echo "== versions: $$kind $$v: the suite reported failures; the gate below decides"; \
