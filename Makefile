@@ -11,6 +11,7 @@
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
 #   make warm          keep the brokers of BACKENDS running for focused WARM=1 runs (the fix loop)
 #   make against       the last run of BACKENDS beside ci/baseline.yaml: improved, regressed, still failing
+#   make versions      the matrix over broker releases: BROKER_VERSIONS="kafka=3.9.1,4.1.1 pulsar=4.0.7"
 #
 # Select backends with BACKENDS="kafka pulsar" (or PUBSUB_BACKENDS=kafka,pulsar), brokers with
 # PUBSUB_BROKERS=auto|local|container|external, specs with SPECS=D2,A1 (catalogue IDs) or
@@ -61,7 +62,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help
+.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help versions
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
@@ -81,7 +82,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1. After
@@ -336,6 +337,37 @@ bench:
 	$(GO) run ./bench/cmd/bench -backends $(shell echo $(BACKENDS) | tr ' ' ',') $(BENCH_FLAGS)
 	@if ls $(REPORTS)/junit-*.xml >/dev/null 2>&1; then $(GO) run ./reports/cmd/compare -quiet && echo "wrote $(REPORTS)/compare.md and .html with the Performance section"; \
 	else echo "no conformance results in $(REPORTS): the Performance section is in $(REPORTS)/bench.md and .html; make conformance, then make report, puts it beside the matrix"; fi
+
+## versions: the conformance matrix over broker releases (docs/versions.md). For each
+## kind=release,... of BROKER_VERSIONS, one suite run per release of the VERSION_BACKENDS that
+## need that kind (PUBSUB_<KIND>_VERSION=<release>: its jars through the Maven cache), reports in
+## reports/out/versions as <backend>@<release> (the pinned release keeps <backend>), then one
+## matrix of them all and the gate, which is the verdict (baseline keys <backend>@<release>,
+## else the backend's own).
+BROKER_VERSIONS  ?= kafka=3.7.2,3.9.1,4.1.1,4.4.0 pulsar=4.0.7,4.2.4
+VERSION_BACKENDS ?= kafka trustgraph-kafka pulsar trustgraph-pulsar
+VERSIONS_DIR     := $(REPORTS)/versions
+versions: setup
+	@mkdir -p $(VERSIONS_DIR); files=""; \
+	for kv in $(BROKER_VERSIONS); do \
+	  kind=$${kv%%=*}; rels=$$(echo "$${kv#*=}" | tr ',' ' '); \
+	  case "$$kv" in *=?*) ;; *) echo "versions: BROKER_VERSIONS entry '$$kv': want kind=release,release (e.g. kafka=3.9.1,4.1.1)" >&2; exit 2 ;; esac; \
+	  bs=$$($(GO) run ./backends/cmd/backends -kind "$$kind" $(VERSION_BACKENDS)) || exit 2; \
+	  [ -n "$$bs" ] || { echo "versions: none of VERSION_BACKENDS ($(VERSION_BACKENDS)) needs a $$kind broker" >&2; exit 2; }; \
+	  var=PUBSUB_$$(echo "$$kind" | tr 'a-z' 'A-Z')_VERSION; \
+	  for v in $$rels; do \
+	    echo "== versions: $$kind $$v ($$var=$$v): $$bs"; \
+	    for b in $$bs; do rm -f $(VERSIONS_DIR)/ginkgo-$$b@$$v.json; done; \
+	    env $$var=$$v PUBSUB_REPORT_DIR=$(abspath $(VERSIONS_DIR)) PUBSUB_BACKENDS=$$(echo $$bs | tr ' ' ',') \
+	      $(GINKGO) --procs=$(CONFORMANCE_PROCS) --randomize-all --timeout=$(SUITE_TIMEOUT) \
+	      $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) ./suite \
+	      || echo "== versions: $$kind $$v: the suite reported failures; the gate below decides"; \
+	    for b in $$bs; do f=$(VERSIONS_DIR)/ginkgo-$$b@$$v.json; [ -f $$f ] || f=$(VERSIONS_DIR)/ginkgo-$$b.json; files="$$files $$f"; done; \
+	  done; \
+	done; \
+	$(GO) run ./reports/cmd/compare -md $(VERSIONS_DIR)/compare.md -html $(VERSIONS_DIR)/compare.html -bench "" $$files || true; \
+	echo "== gate: the releases' columns against ci/baseline.yaml (the verdict)"; \
+	$(GO) run ./reports/cmd/compare -quiet -md "" -html "" -bench "" -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) $$files
 
 ## brokers: pre-fetch the broker jars into the cache (so a run does not resolve them)
 brokers:

@@ -145,6 +145,10 @@ type Descriptor struct {
 	// would otherwise fail every make test.
 	OptIn bool
 
+	// MinBroker, when set, is the oldest broker release the backend can be tested on (a
+	// fixtures release number, "4.0.0"); on an older one every spec skips with MinBrokerWhy.
+	MinBroker, MinBrokerWhy string
+
 	// Prepare, when set, readies what the backend needs before a run's first spec (an
 	// adapter's build or virtualenv): called once per run, bounded by ctx, so that New only
 	// starts a client.

@@ -299,7 +299,34 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 				col = i
 			}
 		}
+		if base, _, ok := strings.Cut(label, "@"); ok && col >= 0 && b.Backends[base] != nil {
+			// A broker release's column (kafka@3.9.1, docs/versions.md) is held to its
+			// backend's accepted results on the pinned release, overlaid by the entries under
+			// its own key: the baseline lists only what differs with the release.
+			merged := map[string]Accepted{}
+			for id, a := range b.Backends[base] {
+				merged[id] = a
+			}
+			for id, a := range accepted {
+				merged[id] = a
+			}
+			detail := "judged against " + base + "'s entries"
+			if len(accepted) > 0 {
+				detail += fmt.Sprintf(", %d of them replaced by its own", len(accepted))
+			} else {
+				detail = "no baseline entries of its own: " + detail
+			}
+			accepted = merged
+			g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun, Detail: detail})
+		}
 		if col < 0 {
+			if strings.Contains(label, "@") && !selected[label] && !want[label] {
+				// Another broker release's column is only in the runs that ask for that release
+				// (make versions): never missing from a default run, even with -all-backends.
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,
+					Detail: "a broker release's column: make versions runs it"})
+				continue
+			}
 			if selected != nil && !selected[label] && !want[label] && !o.AllBackends {
 				runs := make([]string, 0, len(selected))
 				for s := range selected {

@@ -20,7 +20,12 @@ func TestPipelineFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var accepted []string
+	releases := map[string]bool{} // "kafka@3.9.1" entries: make versions' columns, not the matrix's
 	for b := range base.Backends {
+		if name, rel, ok := strings.Cut(b, "@"); ok {
+			releases[name+"@"+rel] = true
+			continue
+		}
 		accepted = append(accepted, b)
 	}
 	sort.Strings(accepted)
@@ -28,22 +33,30 @@ func TestPipelineFiles(t *testing.T) {
 	makefile, mkErr := os.ReadFile("../Makefile")
 	makeTarget := regexp.MustCompile(`\bmake ([a-z][a-z-]*)`)
 
+	gitlabMatrix := func(doc map[string]any, job, key string) []any {
+		m := dig(doc, job, "parallel", "matrix")
+		if len(m) == 0 {
+			return nil
+		}
+		entry, _ := m[0].(map[string]any)
+		list, _ := entry[key].([]any)
+		return list
+	}
 	for _, tt := range []struct {
 		file      string
 		matrix    func(doc map[string]any) []any
+		versions  func(doc map[string]any) []any // the version-matrix job's BROKER_VERSIONS
 		junitKept string
 	}{
 		{"../ci/github-actions.yml", func(doc map[string]any) []any {
 			return dig(doc, "jobs", "conformance", "strategy", "matrix", "backend")
+		}, func(doc map[string]any) []any {
+			return dig(doc, "jobs", "versions", "strategy", "matrix", "release")
 		}, "reports/out/"},
 		{"../ci/gitlab-ci.yml", func(doc map[string]any) []any {
-			m := dig(doc, "conformance", "parallel", "matrix")
-			if len(m) == 0 {
-				return nil
-			}
-			entry, _ := m[0].(map[string]any)
-			list, _ := entry["PUBSUB_BACKENDS"].([]any)
-			return list
+			return gitlabMatrix(doc, "conformance", "PUBSUB_BACKENDS")
+		}, func(doc map[string]any) []any {
+			return gitlabMatrix(doc, "versions", "BROKER_VERSIONS")
 		}, "junit: reports/out/junit-*.xml"},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
@@ -71,7 +84,31 @@ func TestPipelineFiles(t *testing.T) {
 			for _, m := range makeTarget.FindAllStringSubmatch(text, -1) {
 				targets = append(targets, m[1])
 			}
-			for _, want := range []string{"conformance", "report", "gate"} {
+			// The version matrix (docs/versions.md): kind=release entries, and every release
+			// the baseline keys (kafka@3.9.1) is one the job runs.
+			ran := map[string]bool{}
+			for _, e := range tt.versions(doc) {
+				kv, _ := e.(string)
+				kind, rels, ok := strings.Cut(kv, "=")
+				if !ok || kind == "" || rels == "" {
+					t.Errorf("versions job entry %q: want kind=release[,release]", kv)
+					continue
+				}
+				for _, r := range strings.Split(rels, ",") {
+					ran[kind+"="+r] = true
+				}
+			}
+			if len(ran) == 0 {
+				t.Errorf("no version-matrix job (versions) with broker releases")
+			}
+			for label := range releases {
+				name, rel, _ := strings.Cut(label, "@")
+				kind := map[bool]string{true: "pulsar", false: "kafka"}[strings.Contains(name, "pulsar")]
+				if !ran[kind+"="+rel] {
+					t.Errorf("the baseline accepts %s, but the versions job runs no %s=%s", label, kind, rel)
+				}
+			}
+			for _, want := range []string{"conformance", "report", "gate", "versions"} {
 				if !slices.Contains(targets, want) {
 					t.Errorf("does not call make %s", want)
 				}

@@ -27,6 +27,11 @@ type Env struct {
 	// Backend is the registry name of the backend under test ("kafka", "memory", ...).
 	Backend string
 
+	// SkipAll, when set and non-empty, is why none of the backend's specs can run on this run's
+	// broker (kafka-kip848 on a Kafka before 4.0): each spec skips with it. Read once the
+	// brokers have started.
+	SkipAll func() string
+
 	// Open returns a new client (Backend) on the run's shared broker. Called once or more per
 	// spec; the spec closes what it opened (DeferCleanup).
 	Open func(ctx context.Context) (backends.Backend, error)

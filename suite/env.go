@@ -32,6 +32,7 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		}
 		return openClient(ctx, cfg, "the run's broker")
 	}
+	env.SkipAll = func() string { return BrokerTooOld(name, sh) }
 	env.RetentionFor = func(c backends.Class) time.Duration {
 		cfg, err := config()
 		if err != nil {

@@ -42,9 +42,11 @@ func Isolated() (bool, error) {
 	}
 }
 
-// ReportName is the column label and report file name of backend n: n, or n+isolated in
+// ReportName is the column label and report file name of backend n: n, n@<broker release>
+// when the broker is not the pinned release (VersionSuffix), and +isolated after that in
 // isolation mode.
 func ReportName(n string) string {
+	n += VersionSuffix(n)
 	if on, _ := Isolated(); on {
 		return n + IsolatedSuffix
 	}

@@ -24,3 +24,22 @@ func TestIsolatedSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionSuffixNamesANonDefaultRelease(t *testing.T) {
+	t.Setenv(IsolateEnv, "")
+	t.Setenv("PUBSUB_KAFKA_VERSION", "")
+	if got := ReportName("kafka"); got != "kafka" {
+		t.Errorf("default release: %q", got)
+	}
+	t.Setenv("PUBSUB_KAFKA_VERSION", "3.9.1")
+	if got := ReportName("kafka"); got != "kafka@3.9.1" {
+		t.Errorf("3.9.1: %q", got)
+	}
+	if got := ReportName("pulsar"); got != "pulsar" {
+		t.Errorf("pulsar on a kafka release: %q", got)
+	}
+	t.Setenv(IsolateEnv, "topics")
+	if got := ReportName("kafka"); got != "kafka@3.9.1+isolated" {
+		t.Errorf("isolated 3.9.1: %q", got)
+	}
+}

@@ -39,6 +39,8 @@ var KIP848Descriptor = func() backends.Descriptor {
 	d.Description = "Apache Kafka via confluent-kafka-go (librdkafka), KIP-848 consumer group protocol (group.protocol=consumer)"
 	d.Settings = map[string]string{"KAFKA_GROUP_PROTOCOL": GroupProtocolConsumer}
 	d.OptIn = true
+	d.MinBroker = "4.0.0"
+	d.MinBrokerWhy = "the consumer group protocol (KIP-848) is generally available from Kafka 4.0; 3.7-3.9 have only an early-access form behind group.coordinator.rebalance.protocols, which the harness does not test"
 	return d
 }()
 

@@ -22,7 +22,23 @@ import (
 func main() {
 	conformance := flag.Bool("conformance", false, "print only the conformance backends' names, space-separated")
 	brokers := flag.String("brokers", "", "print the distinct broker kinds these backends (space- or comma-separated) need, one per line")
+	kind := flag.String("kind", "", "print, space-separated, those of the backends named as arguments that need this broker kind (make versions)")
 	flag.Parse()
+	if *kind != "" {
+		var out []string
+		for _, n := range strings.FieldsFunc(strings.Join(flag.Args(), " "), func(r rune) bool { return r == ' ' || r == ',' }) {
+			d, err := backends.Lookup(n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "backends:", err)
+				os.Exit(1)
+			}
+			if d.Broker == *kind {
+				out = append(out, n)
+			}
+		}
+		fmt.Println(strings.Join(out, " "))
+		return
+	}
 	if *brokers != "" {
 		seen := map[string]bool{}
 		for _, n := range strings.FieldsFunc(*brokers, func(r rune) bool { return r == ' ' || r == ',' }) {

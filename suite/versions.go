@@ -1,0 +1,47 @@
+package suite
+
+import (
+	"fmt"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/maven"
+)
+
+// VersionSuffix ends the column label (and report file names) of backend n when its broker
+// runs another release than the pinned one (PUBSUB_KAFKA_VERSION=3.9.1: "kafka@3.9.1"); ""
+// for the pinned release, so a default run keeps today's columns, report files and baseline
+// keys (docs/versions.md).
+func VersionSuffix(n string) string {
+	kind, ok := KindFor(n)
+	if !ok {
+		return ""
+	}
+	pinned := maven.Pinned(string(kind))
+	if pinned == "" {
+		return "" // a kind whose release the harness does not pick (rabbitmq)
+	}
+	if v := maven.Version(string(kind)); v != pinned {
+		return "@" + v
+	}
+	return ""
+}
+
+// BrokerTooOld says why backend n cannot be tested on the broker this run started (its
+// Descriptor's MinBroker is newer than the broker's release); "" when it can, or when the
+// broker's release is unknown.
+func BrokerTooOld(n string, sh *Shared) string {
+	d, err := backends.Lookup(n)
+	if err != nil || d.MinBroker == "" {
+		return ""
+	}
+	kind, ok := KindFor(n)
+	if !ok {
+		return ""
+	}
+	v := sh.Brokers[kind].Version
+	if v == "" || fixtures.AtLeast(v, d.MinBroker) {
+		return ""
+	}
+	return fmt.Sprintf("%s needs %s %s or later, this run's broker is %s: %s", n, kind, d.MinBroker, v, d.MinBrokerWhy)
+}

@@ -1,0 +1,34 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+)
+
+func TestBrokerTooOldSkipsABackendOnAnOlderRelease(t *testing.T) {
+	backends.Register(backends.Descriptor{
+		Name: "versions-test-needs-4", Broker: string(fixtures.Kafka), MinBroker: "4.0.0", MinBrokerWhy: "it needs KIP-848",
+		New: func(context.Context, backends.Config) (backends.Backend, error) {
+			return nil, errors.New("not for running")
+		},
+	})
+	sh := &Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{fixtures.Kafka: {Kind: fixtures.Kafka, Version: "3.9.1"}}}
+	why := BrokerTooOld("versions-test-needs-4", sh)
+	if !strings.Contains(why, "needs kafka 4.0.0 or later, this run's broker is 3.9.1: it needs KIP-848") {
+		t.Errorf("3.9.1: %q", why)
+	}
+	for _, v := range []string{"4.0.0", "4.4.0", ""} {
+		sh.Brokers[fixtures.Kafka] = fixtures.Endpoints{Kind: fixtures.Kafka, Version: v}
+		if why := BrokerTooOld("versions-test-needs-4", sh); why != "" {
+			t.Errorf("%q: %s", v, why)
+		}
+	}
+	if why := BrokerTooOld("no-such-backend", sh); why != "" {
+		t.Errorf("unknown backend: %s", why)
+	}
+}
