@@ -13,7 +13,7 @@ import (
 // Variants for the contract sentences the catalogue asserted late (reports/contract.md): each is
 // a decorator over the contract, so it applies to every base, the reference included.
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "properties-case-folded",
 			Catches: []string{"D8"},
@@ -73,19 +73,6 @@ func init() {
 			Catches: []string{"L9"},
 			Defect:  "a second Close of a producer, consumer or backend returns an error",
 			Wrap:    func(b backends.Backend) backends.Backend { return &closeOnce{Backend: b} },
-		},
-		Variant{
-			Name:    "reconnect-stalls",
-			Catches: []string{"R6"},
-			Defect:  "clients wait ten minutes before reconnecting to a broker that went away (reconnect backoff misconfigured), so producers and consumers opened before a broker restart stall",
-			// Kafka: librdkafka's reconnect.backoff(.max).ms, through the ordinary passthrough.
-			Declared: true,
-			Configure: func(cfg *backends.Config) {
-				*cfg = cfg.WithSettings(map[string]string{
-					"KAFKA_CONFIG_RECONNECT_BACKOFF_MS":     "600000",
-					"KAFKA_CONFIG_RECONNECT_BACKOFF_MAX_MS": "600000",
-				})
-			},
 		},
 		Variant{
 			Name:    "backend-close-orphans",
