@@ -12,6 +12,7 @@ func init() {
 		mutants.Variant{
 			Name:    "latest-race",
 			Catches: []string{"D2"},
+			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
 			Defect:  "Consumer() returns before the partition assignment and the group starts at latest (TrustGraph's blocking bug)",
 			Bases:   variantBases,
 			Configure: mutants.WithSettings(map[string]string{
@@ -22,6 +23,7 @@ func init() {
 		mutants.Variant{
 			Name:    "latest-race-1in20",
 			Catches: []string{"D2"},
+			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
 			Defect:  "one Consumer() call in 20 returns before the group assignment fixed the start position, and the group then starts at latest",
 			Bases:   variantBases,
 			Open: mutants.SometimesRacy(map[string]string{

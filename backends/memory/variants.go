@@ -35,6 +35,7 @@ func init() {
 		mutants.Variant{
 			Name:    "latest-race",
 			Catches: []string{"D2", "R2"},
+			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
 			Defect:  "Consumer returns before the subscription exists; it is created at latest on the first Receive (the seed's blocking bug)",
 			Bases:   variantBases,
 			Wrap:    func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
@@ -60,6 +61,7 @@ func init() {
 		mutants.Variant{
 			Name:    "duplicates",
 			Catches: []string{"D3", "G1"},
+			Sanity:  []string{"D7"}, // D1 counts deliveries
 			Defect:  "every message is delivered twice in steady state",
 			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {

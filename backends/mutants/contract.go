@@ -41,6 +41,7 @@ func init() {
 		Variant{
 			Name:    "consumer-needs-topic",
 			Catches: []string{"L5"},
+			Sanity:  []string{"T2"}, // D1 opens its consumer before the topic exists
 			Defect:  "Consumer() of a topic that does not exist yet fails instead of creating it (TrustGraph's Kafka consumer: unknown topic)",
 			Wrap:    func(b backends.Backend) backends.Backend { return &needsTopic{Backend: b} },
 		},

@@ -19,6 +19,7 @@ func init() {
 		mutants.Variant{
 			Name:    "permits-race-1in20",
 			Catches: []string{"D2"},
+			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
 			Defect:  "one Consumer() call in 20 on a non-persistent topic returns before the broker granted the consumer permits",
 			// pulsar only: on pulsar-persistent every topic is persistent, no permits to race for.
 			Bases: []string{Descriptor.Name},
