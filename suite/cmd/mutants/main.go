@@ -126,6 +126,12 @@ type Outcome struct {
 	// Accepted (the base) are failures ci/baseline.yaml accepts for it, with their cause: they
 	// do not fail the run. AsBase (a variant) are failures the base has too: no kill.
 	Accepted, AsBase []string
+	// Messages are the first failure message per failed ID.
+	Messages map[string]string
+	// Beyond (a variant) are failures the base has too, but in which the history checkers found
+	// anomaly classes the base's failure does not show (W1 on a base that fails W1 on its own
+	// defect): kept as kills, and named so.
+	Beyond []string
 }
 
 // Killed reports whether a variant was caught: a spec other than its sanity set failed, and no
@@ -306,22 +312,77 @@ func settleBase(out []Outcome, accepted map[string][]string) []Outcome {
 		}
 		out[i].Failed = keep
 	}
+	baseMsg := map[string][]string{}
+	for _, o := range out {
+		if o.Variant == "" {
+			for id, m := range o.Messages {
+				baseMsg[id] = append(baseMsg[id], m)
+			}
+		}
+	}
 	for i, o := range out {
 		if o.Variant == "" || len(baseFailed) == 0 {
 			continue
 		}
 		var keep []string
 		for _, id := range o.Failed {
-			if slices.Contains(baseFailed, id) {
-				out[i].AsBase = append(out[i].AsBase, id)
-			} else {
+			switch {
+			case !slices.Contains(baseFailed, id):
 				keep = append(keep, id)
+			case beyondBase(o.Messages[id], baseMsg[id]):
+				keep = append(keep, id)
+				out[i].Beyond = append(out[i].Beyond, id)
+			default:
+				out[i].AsBase = append(out[i].AsBase, id)
 			}
 		}
 		out[i].Failed = keep
 	}
 	return out
 }
+
+// beyondBase reports whether the history checkers found, in a variant's failure, an anomaly
+// class that none of the base's failures of the same spec shows: the variant broke the
+// contract in a way the base did not. False when either message has no checker findings.
+func beyondBase(variant string, base []string) bool {
+	vc := anomalyClasses(variant)
+	if len(vc) == 0 || len(base) == 0 {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, m := range base {
+		bc := anomalyClasses(m)
+		if len(bc) == 0 {
+			return false // the base failed otherwise: nothing to compare
+		}
+		for _, c := range bc {
+			seen[c] = true
+		}
+	}
+	return slices.ContainsFunc(vc, func(c string) bool { return !seen[c] })
+}
+
+// anomalyClasses reads the classes out of the header internal/history.Report writes ("history
+// checkers found 4 lost, 3 outcome differs from the reference backend", then the findings on
+// the next lines, which a one-line message joins with " - "). TestAnomalyClasses holds it to
+// Report's real output.
+func anomalyClasses(msg string) []string {
+	_, rest, ok := strings.Cut(msg, historyHeader)
+	if !ok {
+		return nil
+	}
+	rest, _, _ = strings.Cut(rest, "\n")
+	rest, _, _ = strings.Cut(rest, " - ")
+	var out []string
+	for _, part := range strings.Split(rest, ", ") {
+		if _, class, ok := strings.Cut(strings.TrimSpace(part), " "); ok {
+			out = append(out, class)
+		}
+	}
+	return out
+}
+
+const historyHeader = "history checkers found "
 
 // fromReports rebuilds the results from reportDir/<base>/ of earlier runs: the backends are the
 // ginkgo-*.json files there, the run facts come from run.json.
@@ -525,6 +586,10 @@ func classify(out *Outcome, cases []reports.Case) {
 	for _, f := range fails {
 		if !slices.Contains(out.Failed, f.id) {
 			out.Failed = append(out.Failed, f.id)
+			if out.Messages == nil {
+				out.Messages = map[string]string{}
+			}
+			out.Messages[f.id] = f.msg
 		}
 	}
 	if len(fails) > 0 {

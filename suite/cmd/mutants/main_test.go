@@ -12,7 +12,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/internal/modroot"
+	"github.com/pubsub-conformance/harness/internal/workload"
 	"github.com/pubsub-conformance/harness/reports"
 )
 
@@ -296,5 +298,47 @@ func TestSettleBase(t *testing.T) {
 	}
 	if (Results{Outcomes: out}).ok() {
 		t.Error("ok with a base failure the baseline does not accept")
+	}
+}
+
+// The classes are read from the header history.Report really writes, as one line or several.
+func TestAnomalyClasses(t *testing.T) {
+	fs := []history.Finding{{Anomaly: history.Lost, Key: "m1"}, {Anomaly: history.Lost, Key: "m2"}, {Anomaly: workload.Differs, Key: "m3"}}
+	msg := "workload program of seed 7 on kafka~x (21 steps): " + history.Report(time.Now(), fs, 3)
+	want := []string{string(history.Lost), string(workload.Differs)}
+	for _, m := range []string{msg, strings.ReplaceAll(msg, "\n", " ")} {
+		if got := anomalyClasses(m); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("anomalyClasses(%q) = %q, want %q", m, got, want)
+		}
+	}
+	if got := anomalyClasses("sent 2 ms after"); got != nil {
+		t.Errorf("a message without checker findings: %q", got)
+	}
+}
+
+// A spec the base fails too kills a variant only where the checkers found a class of anomaly
+// in the variant that the base's failure does not show.
+func TestSettleBaseComparesAnomalyClasses(t *testing.T) {
+	w1 := func(classes ...history.Anomaly) map[string]string {
+		var fs []history.Finding
+		for _, c := range classes {
+			fs = append(fs, history.Finding{Anomaly: c, Key: "k"})
+		}
+		return map[string]string{"W1": "workload program of seed 7: " + history.Report(time.Now(), fs, 3)}
+	}
+	out := settleBase([]Outcome{
+		{Backend: "kafka", Base: "kafka", Failed: []string{"W1"}, Messages: w1(history.AckedRedelivered), Passed: 3},
+		{Backend: "kafka~a", Base: "kafka", Variant: "a", Failed: []string{"W1"}, Messages: w1(history.Lost, workload.Differs)},
+		{Backend: "kafka~b", Base: "kafka", Variant: "b", Failed: []string{"W1"}, Messages: w1(history.AckedRedelivered)},
+		{Backend: "kafka~c", Base: "kafka", Variant: "c", Failed: []string{"W1"}, Messages: map[string]string{"W1": "setup failed"}},
+	}, map[string][]string{"kafka": {"W1"}})
+	if !out[1].Killed() || strings.Join(out[1].Beyond, ",") != "W1" || !strings.Contains(verdict(out[1]), "anomalies the base's failure does not show") {
+		t.Errorf("new classes: %+v, %q; want a kill beyond the base", out[1], verdict(out[1]))
+	}
+	if out[2].Killed() || verdict(out[2]) != "SURVIVED (failed only as the base does: W1)" {
+		t.Errorf("the base's own class: %q; want no kill", verdict(out[2]))
+	}
+	if out[3].Killed() {
+		t.Errorf("no checker findings: %q; want no kill", verdict(out[3]))
 	}
 }

@@ -29,10 +29,14 @@ func verdict(o Outcome) string {
 		// Caught, but not by the specs written for it: worth a look (a side effect may be
 		// hiding that those specs went blind).
 		return "KILLED by " + strings.Join(o.Failed, ",") + " (none of " + strings.Join(o.Catches, ",") + ")"
+	case o.Killed() && len(o.Beyond) > 0:
+		return "KILLED by " + strings.Join(o.Failed, ",") + " (" + strings.Join(o.Beyond, ",") + ": anomalies the base's failure does not show)"
 	case o.Killed():
 		return "KILLED by " + strings.Join(o.Failed, ",")
 	case len(o.NotRun) > 0:
 		return "NOT RUN: " + strings.Join(o.NotRun, ",") + " never finished (the base run's budget ran out)"
+	case len(o.AsBase) > 0:
+		return "SURVIVED (failed only as the base does: " + strings.Join(o.AsBase, ",") + ")"
 	default:
 		return "SURVIVED"
 	}
