@@ -48,6 +48,10 @@ type options struct {
 	timeout     time.Duration
 	out         string // the markdown file
 	reportOnly  bool   // rebuild the markdown from the reports of earlier runs, run nothing
+	// W1's budget and shrink budget (PUBSUB_WORKLOAD_BUDGET, _SHRINK) unless the environment
+	// sets them: longer than a conformance run's 25 s, because the workload variants need a
+	// rare combination of calls, and a short shrink, because a kill needs no minimal program.
+	workloadBudget, workloadShrink time.Duration
 	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
 	moduleRoot  string
 }
@@ -61,6 +65,8 @@ func main() {
 	flag.StringVar(&o.labelFilter, "label-filter", "", "extra Ginkgo label filter, ANDed with the default (each variant: its killers and sanity specs; the base: all of them)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "time budget of one base run: Ginkgo stops it there, and the variants whose specs never ran are NOT RUN")
 	flag.StringVar(&o.out, "out", "reports/out/mutants.md", "the markdown report")
+	flag.DurationVar(&o.workloadBudget, "workload-budget", 60*time.Second, "W1's budget of programs (PUBSUB_WORKLOAD_BUDGET, unless set)")
+	flag.DurationVar(&o.workloadShrink, "workload-shrink", 15*time.Second, "W1's shrink budget (PUBSUB_WORKLOAD_SHRINK, unless set)")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "run nothing: rebuild the report from the per-base reports of earlier runs (e.g. after re-running one base)")
 	flag.Parse()
 	o.bases = splitList(bases)
@@ -486,6 +492,11 @@ func runBase(ctx context.Context, o options, bin, work, dir string, names []stri
 	cmd := exec.CommandContext(ctx, strings.TrimSpace(string(ginkgo)), args...)
 	cmd.Dir = o.moduleRoot
 	cmd.Env = append(os.Environ(), "PUBSUB_BACKENDS="+strings.Join(names, ","), "PUBSUB_REPORT_DIR="+dir)
+	for k, d := range map[string]time.Duration{"PUBSUB_WORKLOAD_BUDGET": o.workloadBudget, "PUBSUB_WORKLOAD_SHRINK": o.workloadShrink} {
+		if _, set := os.LookupEnv(k); !set && d > 0 {
+			cmd.Env = append(cmd.Env, k+"="+d.String())
+		}
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // let Ginkgo stop brokers
 	cmd.WaitDelay = 90 * time.Second
 	logPath := filepath.Join(dir, "run.log")
