@@ -25,8 +25,13 @@ func init() {
 		Variant{
 			Name:    "latest-is-earliest",
 			Catches: []string{"D9"},
-			Defect:  "the initial position is ignored: every new subscription starts at the oldest message",
-			Wrap:    func(b backends.Backend) backends.Backend { return &alwaysEarliest{Backend: b} },
+			Except: map[string]string{
+				// A queue holds only what was published after it was bound: an earliest
+				// subscription starts where a latest one does (the base's accepted D6, T2).
+				"rabbitmq": "a new RabbitMQ subscription replays nothing whatever its position: the defect cannot exist there",
+			},
+			Defect: "the initial position is ignored: every new subscription starts at the oldest message",
+			Wrap:   func(b backends.Backend) backends.Backend { return &alwaysEarliest{Backend: b} },
 		},
 		Variant{
 			Name:    "ack-accepts-unknown",

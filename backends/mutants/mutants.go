@@ -44,6 +44,11 @@ type Variant struct {
 	// registered by that backend's package with its own names (backends/kafka/variants.go).
 	// Check fails on a name that is not a registered backend.
 	Bases []string
+	// Except names backends the variant does not apply to although Bases would let it, each
+	// with the reason: its defect cannot exist there (an equivalent mutant: the base already
+	// behaves so, by a limit its baseline accepts). Check fails on a name that is not a
+	// registered backend or an empty reason.
+	Except map[string]string
 	// Catches are the catalogue specs expected to kill the variant, most telling first: make
 	// mutants runs the variant against these (and Sanity) only, a report quotes the first of
 	// them that failed. At least one; Check fails on an ID the catalogue does not have.
@@ -68,6 +73,9 @@ func (v Variant) SanitySpecs() []string {
 
 // Applies reports whether v applies to the registered backend base.
 func (v Variant) Applies(base string) bool {
+	if _, out := v.Except[base]; out {
+		return false
+	}
 	return len(v.Bases) == 0 || slices.Contains(v.Bases, base)
 }
 
@@ -126,6 +134,11 @@ func Check() error {
 		for _, b := range v.Bases {
 			if !slices.Contains(real, b) {
 				errs = append(errs, fmt.Errorf("mutants: variant %s: Bases names %q, not a registered backend (registered: %s)", v.Name, b, strings.Join(real, ", ")))
+			}
+		}
+		for b, why := range v.Except {
+			if !slices.Contains(real, b) || why == "" {
+				errs = append(errs, fmt.Errorf("mutants: variant %s: Except names %q (reason %q): want a registered backend and a reason", v.Name, b, why))
 			}
 		}
 		for _, id := range append(slices.Clone(v.Catches), v.Sanity...) {

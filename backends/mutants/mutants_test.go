@@ -45,6 +45,8 @@ func TestATypoFailsLoudly(t *testing.T) {
 		{"killer id form", with(func(v *mutants.Variant) { v.Catches = []string{"id:A1"} }), `"id:A1" is not a catalogue spec ID`},
 		{"sanity", with(func(v *mutants.Variant) { v.Sanity = []string{"d1"} }), `"d1" is not a catalogue spec ID`},
 		{"sanity is a killer", with(func(v *mutants.Variant) { v.Catches = []string{"D1"} }), "D1 is in both Catches and its sanity set"},
+		{"except", with(func(v *mutants.Variant) { v.Except = map[string]string{"rabitmq": "why"} }), `Except names "rabitmq"`},
+		{"except without a reason", with(func(v *mutants.Variant) { v.Except = map[string]string{"rabbitmq": ""} }), `Except names "rabbitmq"`},
 		{"two records for one base", with(func(v *mutants.Variant) { v.Name = "ok"; v.Bases = []string{"kafka"} }), "two records of variant ok apply to kafka"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,7 +207,10 @@ func TestRegisterAllUsesTheBaseDescriptor(t *testing.T) {
 	if _, err := backends.Lookup("pulsar-persistent~permits-race-1in20"); err == nil {
 		t.Error("pulsar-persistent~permits-race-1in20 registered; it is pulsar's alone")
 	}
-	for _, n := range []string{"kafka~latest-race", "kafka-kip848~reconnect-stalls", "memory~standby-members", "rabbitmq~auto-ack"} {
+	if _, err := backends.Lookup("rabbitmq~latest-is-earliest"); err == nil {
+		t.Error("rabbitmq~latest-is-earliest registered; its record excepts rabbitmq")
+	}
+	for _, n := range []string{"kafka~latest-race", "kafka-kip848~reconnect-stalls", "memory~standby-members", "rabbitmq~auto-ack", "pulsar~latest-is-earliest"} {
 		if _, err := backends.Lookup(n); err != nil {
 			t.Errorf("%s: %v", n, err)
 		}
