@@ -404,6 +404,12 @@ func fromReports(o options, w io.Writer) (Results, error) {
 		names := []string{base}
 		for _, f := range files {
 			n := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "ginkgo-"), ".json")
+			if _, v := mutants.Split(n); v != "" {
+				if _, ok := mutants.LookupFor(base, v); !ok {
+					fmt.Fprintf(w, "mutants: %s left out: no record of %s applies to %s any more\n", n, v, base)
+					continue
+				}
+			}
 			if n != base {
 				names = append(names, n)
 			}
