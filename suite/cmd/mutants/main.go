@@ -52,8 +52,8 @@ type options struct {
 	// sets them: longer than a conformance run's 25 s, because the workload variants need a
 	// rare combination of calls, and a short shrink, because a kill needs no minimal program.
 	workloadBudget, workloadShrink time.Duration
-	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
-	moduleRoot  string
+	reportDir                      string // per-base Ginkgo reports go to reportDir/<base>/
+	moduleRoot                     string
 }
 
 func main() {
