@@ -48,12 +48,13 @@ type options struct {
 	timeout     time.Duration
 	out         string // the markdown file
 	reportOnly  bool   // rebuild the markdown from the reports of earlier runs, run nothing
+	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
+	moduleRoot  string
+
 	// W1's budget and shrink budget (PUBSUB_WORKLOAD_BUDGET, _SHRINK) unless the environment
 	// sets them: longer than a conformance run's 25 s, because the workload variants need a
 	// rare combination of calls, and a short shrink, because a kill needs no minimal program.
 	workloadBudget, workloadShrink time.Duration
-	reportDir                      string // per-base Ginkgo reports go to reportDir/<base>/
-	moduleRoot                     string
 }
 
 func main() {
