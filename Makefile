@@ -317,14 +317,16 @@ soak: setup $(CONFORMANCE_BIN)
 	  -bench "" $(foreach b,$(BACKENDS),$(REPORTS)/soak/ginkgo-$(b).json) || status=1; \
 	exit $$status
 
-## mutants: one suite run per base (the unmodified base and all its known-bad variants in it);
-## fails if a variant survives or the base fails anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b.
+## mutants: one suite run per base (the unmodified base and all its known-bad variants in it,
+## each variant on the specs its record names); fails if a variant survives or the base fails
+## anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b, MUTANT_BUDGET=20m per base run.
 MUTANT_BASES    ?= # empty: every registered conformance backend
 MUTANT_VARIANTS ?=
+MUTANT_BUDGET   ?= 20m
 # Most variant specs fail by waiting out their bound: more processes wait in parallel.
 MUTANT_PROCS    ?= 4
 mutants:
-	$(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
+	$(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) -timeout=$(MUTANT_BUDGET) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
 
 ## bench: per backend, on brokers it starts: confirmed-send throughput (50,000 x 1 KiB, 1 and 8
 ## senders), end-to-end latency at 1,000 msg/s for 20 s (HdrHistogram, from the intended send time),

@@ -134,10 +134,6 @@ type Descriptor struct {
 	Env []string
 	// Secret lists the settings (path.Match patterns) whose values never reach a report.
 	Secret []string
-	// Variants names the known-bad variants of backends/mutants that are expressed through this
-	// backend's own settings or admin calls (latest-race, close-unsubscribes, auth-admin-only)
-	// and apply to it; the variants that decorate the contract apply to every backend anyway.
-	Variants []string
 	// OptIn keeps the backend out of the default sets - ConformanceNames (make conformance, make
 	// mutants, make bench without BACKENDS) and, for a reference, the suite's default self-test
 	// run: it runs when named. For backends under test that

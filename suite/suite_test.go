@@ -30,9 +30,12 @@ var backendsFlag = flag.String("pubsub-backends", "", "comma-separated backends 
 func init() {
 	// Known-bad variants ("memory~nack-noop", "kafka~latest-race", ...) for the self-test that
 	// proves the specs fail (suite/selftest) and for `make mutants` (suite/cmd/mutants). They
-	// are only registry entries: a run tests them only when PUBSUB_BACKENDS names them.
-	mutants.RegisterAll()
+	// are only registry entries: a run tests them only when PUBSUB_BACKENDS names them. A
+	// record naming an unknown backend or spec fails the run (TestConformance).
+	variantsErr = mutants.RegisterAll()
 }
+
+var variantsErr error
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(suite.CrashChildEnv); spec != "" {
@@ -56,6 +59,9 @@ func TestConformance(t *testing.T) {
 	}
 	if all.AdapterError != nil {
 		t.Fatalf("%v", all.AdapterError)
+	}
+	if variantsErr != nil {
+		t.Fatalf("%v", variantsErr)
 	}
 	for _, n := range names {
 		specs.Conformance(suite.NewEnv(n, &shared, progress))

@@ -25,8 +25,7 @@ var Descriptor = backends.Descriptor{
 	},
 	// Passthrough keys may carry credentials (sasl.password, ssl.key.password,
 	// sasl.oauthbearer.client.secret): masked too.
-	Secret:   []string{"KAFKA_SASL_PASSWORD", "KAFKA_*CONFIG_*PASSWORD*", "KAFKA_*CONFIG_*SECRET*", "KAFKA_*CONFIG_*TOKEN*"},
-	Variants: []string{"latest-race", "close-unsubscribes", "auth-admin-only", "reconnect-stalls", "latest-race-1in20", "acks-leader-only"},
+	Secret: []string{"KAFKA_SASL_PASSWORD", "KAFKA_*CONFIG_*PASSWORD*", "KAFKA_*CONFIG_*SECRET*", "KAFKA_*CONFIG_*TOKEN*"},
 }
 
 // KIP848Descriptor registers the same backend on Kafka's new consumer group protocol

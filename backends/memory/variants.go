@@ -13,14 +13,17 @@ import (
 )
 
 // Known-bad variants only the reference backend can express without touching a client library.
-// They join the shared mutant catalogue (registered as "memory~<variant>") so the self-test can
-// prove the matching specs fail.
+// They join the shared mutant catalogue through mutants.Register (registered as
+// "memory~<variant>") so the self-test and make mutants can prove the specs they name fail.
+var variantBases = []string{Name}
+
 func init() {
-	mutants.Catalogue = append(mutants.Catalogue,
+	mutants.Register(
 		mutants.Variant{
-			Name:   "close-unsubscribes",
-			Defect: "Consumer.Close unsubscribes: the subscription and its position are dropped (the seed's unsubscribe() bug)",
-			Bases:  []string{Name},
+			Name:    "close-unsubscribes",
+			Catches: []string{"R1", "R2", "A3"},
+			Defect:  "Consumer.Close unsubscribes: the subscription and its position are dropped (the seed's unsubscribe() bug)",
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				mb, ok := b.(*Backend)
 				if !ok {
@@ -30,54 +33,63 @@ func init() {
 			},
 		},
 		mutants.Variant{
-			Name:   "latest-race",
-			Defect: "Consumer returns before the subscription exists; it is created at latest on the first Receive (the seed's blocking bug)",
-			Bases:  []string{Name},
-			Wrap:   func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
+			Name:    "latest-race",
+			Catches: []string{"D2", "R2"},
+			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
+			Defect:  "Consumer returns before the subscription exists; it is created at latest on the first Receive (the seed's blocking bug)",
+			Bases:   variantBases,
+			Wrap:    func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
 		},
 		mutants.Variant{
-			Name:   "timeout-not-wrapped",
-			Defect: "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
-			Bases:  []string{Name},
+			Name:    "timeout-not-wrapped",
+			Catches: []string{"D7"},
+			Defect:  "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
 			},
 		},
 		mutants.Variant{
-			Name:   "ack-noop",
-			Defect: "Ack does nothing: acknowledged messages come again after a reopen",
-			Bases:  []string{Name},
+			Name:    "ack-noop",
+			Catches: []string{"A4"},
+			Defect:  "Ack does nothing: acknowledged messages come again after a reopen",
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
 			},
 		},
 		mutants.Variant{
-			Name:   "duplicates",
-			Defect: "every message is delivered twice in steady state",
-			Bases:  []string{Name},
+			Name:    "duplicates",
+			Catches: []string{"D3", "G1"},
+			Sanity:  []string{"D7"}, // D1 counts deliveries
+			Defect:  "every message is delivered twice in steady state",
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
 			},
 		},
 		mutants.Variant{
-			Name:   "drops-empty-properties",
-			Defect: "properties with an empty value are dropped in transit",
-			Bases:  []string{Name},
+			Name:    "drops-empty-properties",
+			Catches: []string{"D1"},
+			Sanity:  []string{"D4"}, // D1 is its killer
+			Defect:  "properties with an empty value are dropped in transit",
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
 			},
 		},
 		mutants.Variant{
-			Name:   "shared-fans-out",
-			Defect: "consumers of one shared subscription each get every message instead of competing",
-			Bases:  []string{Name},
-			Wrap:   func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
+			Name:    "shared-fans-out",
+			Catches: []string{"G1", "G3"},
+			Defect:  "consumers of one shared subscription each get every message instead of competing",
+			Bases:   variantBases,
+			Wrap:    func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
 		},
 		mutants.Variant{
 			Name:    "standby-members",
 			Catches: []string{"G4"},
 			Defect:  "only the first live consumer of a shared subscription receives; the others stand by until it closes (one Kafka partition per topic, as a defect)",
-			Bases:   []string{Name},
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				return &standbyMembers{Backend: b, members: map[string][]*standby{}}
 			},
@@ -86,7 +98,7 @@ func init() {
 			Name:    "restart-strands-consumers",
 			Catches: []string{"R6"},
 			Defect:  "consumers opened before a broker restart never receive again: the client does not resubscribe after reconnecting",
-			Bases:   []string{Name},
+			Bases:   variantBases,
 			Wrap: func(b backends.Backend) backends.Backend {
 				mb, ok := b.(*Backend)
 				if !ok {
@@ -105,14 +117,15 @@ func init() {
 			Name:    "send-retry-duplicates",
 			Catches: []string{"F3"},
 			Defect:  "Send retries through a broken connection and the broker kept the attempt that failed: a message whose one Send returned nil is in the log twice",
-			Bases:   []string{Name},
+			Bases:   variantBases,
 			Wrap:    func(b backends.Backend) backends.Backend { return &retryDuplicates{Backend: b} },
 		},
 		mutants.Variant{
-			Name:   "accepts-invalid-topics",
-			Defect: "invalid topic strings are silently mapped to a flow topic instead of rejected",
-			Bases:  []string{Name},
-			Wrap:   func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
+			Name:    "accepts-invalid-topics",
+			Catches: []string{"L4"},
+			Defect:  "invalid topic strings are silently mapped to a flow topic instead of rejected",
+			Bases:   variantBases,
+			Wrap:    func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
 		},
 	)
 }

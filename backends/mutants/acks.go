@@ -14,7 +14,7 @@ import (
 // it right after an ack, can tell it from a working backend.
 
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "acks-on-close-only",
 			Catches: []string{"R8"},

@@ -15,7 +15,7 @@ import (
 // Variants for the network faults (catalogue area F): decorators over the contract, so they
 // apply to every base, the reference included.
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "send-swallows-unavailable",
 			Catches: []string{"F3", "F4"},

@@ -4,94 +4,74 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
 
-// The variants whose defect lives inside a real backend. Each one only switches on an ordinary,
-// documented setting of the backend (or calls a genuine admin operation at the wrong moment);
-// the backends carry no test-only code for them. They are Declared: a backend's Descriptor
-// names the ones it can express (backends.Descriptor.Variants).
+// The building blocks of the variants whose defect lives inside a real backend. Each backend
+// registers its own records in its package (backends/kafka/variants.go, ...), with its own
+// setting names; each record only switches on ordinary, documented settings of the backend
+// (or calls a genuine admin operation at the wrong moment): the backends carry no test-only
+// code for them. The defects several backends share are built here once.
 
-func init() {
-	Catalogue = append(Catalogue,
-		Variant{
-			Name:    "latest-race",
-			Catches: []string{"D2"},
-			Defect:  "Consumer() returns before the partition assignment and the group starts at latest (TrustGraph's blocking bug)",
-			// Kafka only: Pulsar's Subscribe returns after the broker created the subscription,
-			// so the client offers no way to return earlier; the defect does not exist there.
-			Declared: true,
-			Configure: func(cfg *backends.Config) {
-				*cfg = cfg.WithSettings(map[string]string{
-					"KAFKA_CONSUMER_NO_WAIT":         "true",
-					"KAFKA_CONFIG_AUTO_OFFSET_RESET": "latest",
-				})
-			},
-		},
-		Variant{
-			Name:     "close-unsubscribes",
-			Catches:  []string{"R1", "R2"},
-			Defect:   "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
-			Declared: true,
-			Wrap: func(b backends.Backend) backends.Backend {
-				del, ok := b.(backends.SubscriptionDeleter)
-				if !ok {
-					return b // a backend declaring this variant implements it; the base run shows if not
-				}
-				return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, sub string) backends.Consumer {
-					return &unsubscribing{Consumer: c, del: del, topic: topic, sub: sub}
-				}}
-			},
-		},
-		Variant{
-			Name:    "acks-leader-only",
-			Catches: []string{"F5"},
-			Defect:  "the producer takes the partition leader's acknowledgement alone (acks=1, no idempotence): a write the leader confirmed but had not yet replicated is lost when the leader dies",
-			// Kafka only: a Pulsar producer's receipt always comes after the bookies' write
-			// quorum; there is no client setting that weakens it.
-			Declared: true,
-			Configure: func(cfg *backends.Config) {
-				*cfg = cfg.WithSettings(map[string]string{
-					"KAFKA_CONFIG_ACKS": "1",
-					// librdkafka refuses acks other than all with the idempotent producer.
-					"KAFKA_CONFIG_ENABLE_IDEMPOTENCE": "false",
-				})
-			},
-		},
-		Variant{
-			Name:      "auth-admin-only",
-			Catches:   []string{"S1"},
-			Defect:    "the credentials reach the admin client but not the producer or consumer",
-			Declared:  true,
-			Configure: adminOnlyCredentials,
-		},
-	)
+// WithSettings returns a Configure that lays fixed settings over a variant's Config.
+func WithSettings(s map[string]string) func(*backends.Config) {
+	s = maps.Clone(s)
+	return func(cfg *backends.Config) { *cfg = cfg.WithSettings(s) }
 }
 
-// adminOnly maps each data-path credential setting to the admin-only setting that carries the
-// same value to the admin client alone (KAFKA_ADMIN_CONFIG_<KEY> is a librdkafka property of
-// the admin client; PULSAR_ADMIN_API_KEY the admin REST calls' token).
-var adminOnly = map[string]string{
-	"KAFKA_SECURITY_PROTOCOL": "KAFKA_ADMIN_CONFIG_SECURITY_PROTOCOL",
-	"KAFKA_SASL_MECHANISM":    "KAFKA_ADMIN_CONFIG_SASL_MECHANISMS",
-	"KAFKA_SASL_USERNAME":     "KAFKA_ADMIN_CONFIG_SASL_USERNAME",
-	"KAFKA_SASL_PASSWORD":     "KAFKA_ADMIN_CONFIG_SASL_PASSWORD",
-	"PULSAR_API_KEY":          "PULSAR_ADMIN_API_KEY",
-}
-
-// adminOnlyCredentials moves the data path's credentials to the admin-only settings: a
-// misconfiguration the settings make possible. It runs in the variant's constructor, after the
-// suite built the Config from the environment and the broker.
-func adminOnlyCredentials(cfg *backends.Config) {
-	changes := map[string]string{}
-	for from, to := range adminOnly {
-		if v := cfg.Setting(from); v != "" {
-			changes[to], changes[from] = v, ""
-		}
+// CloseUnsubscribes is the record of close-unsubscribes for the given bases, whose backends
+// implement backends.SubscriptionDeleter: Close also deletes the subscription.
+func CloseUnsubscribes(bases ...string) Variant {
+	return Variant{
+		Name:    "close-unsubscribes",
+		Catches: []string{"R1", "R2"},
+		Defect:  "Consumer.Close also deletes the subscription and its position (TrustGraph's unsubscribe() on close)",
+		Bases:   bases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			del, ok := b.(backends.SubscriptionDeleter)
+			if !ok {
+				return b // a base this applies to implements it; the base run shows if not
+			}
+			return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, sub string) backends.Consumer {
+				return &unsubscribing{Consumer: c, del: del, topic: topic, sub: sub}
+			}}
+		},
 	}
-	if len(changes) > 0 {
-		*cfg = cfg.WithSettings(changes)
+}
+
+// AuthAdminOnly is the record of auth-admin-only for the given bases: moved maps each
+// data-path credential setting of the backend to the admin-only setting that carries the same
+// value to the admin client alone.
+func AuthAdminOnly(moved map[string]string, bases ...string) Variant {
+	return Variant{
+		Name:      "auth-admin-only",
+		Catches:   []string{"S1"},
+		Defect:    "the credentials reach the admin client but not the producer or consumer",
+		Bases:     bases,
+		Configure: MoveSettings(moved),
+	}
+}
+
+// MoveSettings returns a Configure that moves each set setting from a key of moved to its
+// value (and clears the original): a misconfiguration the settings make possible. It runs in
+// the variant's constructor, after the suite built the Config from the environment and the
+// broker.
+func MoveSettings(moved map[string]string) func(*backends.Config) {
+	moved = maps.Clone(moved)
+	return func(cfg *backends.Config) {
+		changes := map[string]string{}
+		for _, from := range slices.Sorted(maps.Keys(moved)) {
+			if v := cfg.Setting(from); v != "" {
+				changes[moved[from]], changes[from] = v, ""
+			}
+		}
+		if len(changes) > 0 {
+			*cfg = cfg.WithSettings(changes)
+		}
 	}
 }
 
@@ -108,4 +88,44 @@ func (c *unsubscribing) Close(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("close-unsubscribes: %w", derr))
 	}
 	return err
+}
+
+// RaceOdds is how rarely the race variants lose the race: one Consumer() call in RaceOdds.
+const RaceOdds = 20
+
+// SometimesRacy is the Open of a race variant: Consumer() returns before the subscription is
+// live in only one call of RaceOdds, as an intermittent race does in the field. It mixes two
+// clients of the base on the same broker: a working one, and one with racySettings (the
+// backend's documented no-wait opt-out), to which a random one call in RaceOdds goes. A spec
+// that opens one subscription per run misses it nineteen times in twenty; D2 must not.
+func SometimesRacy(racySettings map[string]string) func(context.Context, backends.Config) (backends.Backend, error) {
+	racySettings = maps.Clone(racySettings)
+	return func(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
+		good, err := backends.Open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		racy, err := backends.Open(ctx, cfg.WithSettings(racySettings))
+		if err != nil {
+			_ = good.Close(ctx)
+			return nil, err
+		}
+		return &racyBackend{Backend: good, racy: racy}, nil
+	}
+}
+
+type racyBackend struct {
+	backends.Backend
+	racy backends.Backend
+}
+
+func (b *racyBackend) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
+	if rand.IntN(RaceOdds) == 0 {
+		return b.racy.Consumer(ctx, topic, sub, opts...)
+	}
+	return b.Backend.Consumer(ctx, topic, sub, opts...)
+}
+
+func (b *racyBackend) Close(ctx context.Context) error {
+	return errors.Join(b.racy.Close(ctx), b.Backend.Close(ctx))
 }

@@ -15,7 +15,7 @@ const ackBudget = 150 * time.Millisecond
 // Variants whose defect shows only on a slow network (F2): they decorate the contract, so
 // they apply to every base, the reference included.
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "ack-unconfirmed",
 			Catches: []string{"F2"},

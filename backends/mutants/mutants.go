@@ -12,6 +12,7 @@ package mutants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,12 +20,13 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	speccat "github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Separator joins a base backend name and a variant name: "kafka~nack-noop".
 const Separator = "~"
 
-// Variant is one known-bad variant.
+// Variant is one known-bad variant: its record. It enters the catalogue through Register only.
 type Variant struct {
 	// Name is short and stable ("nack-noop"); it appears in backend names and reports.
 	Name string
@@ -37,109 +39,210 @@ type Variant struct {
 	// Open, when set, builds the defective backend itself from the base's Config (Configure and
 	// Wrap are then unused): for defects that mix a working and a misconfigured client.
 	Open func(ctx context.Context, cfg backends.Config) (backends.Backend, error)
-	// Bases lists the base backends the variant applies to; nil: see Declared. For variants
-	// that belong to one backend's own package (the reference backend's, backends/memory).
+	// Bases lists the registered backends the variant applies to; nil: every backend (a
+	// decorator over the contract). A defect inside one backend's settings or admin calls is
+	// registered by that backend's package with its own names (backends/kafka/variants.go).
+	// Check fails on a name that is not a registered backend.
 	Bases []string
-	// Declared variants apply only to the backends whose Descriptor.Variants names them (their
-	// defect lives in a backend's own settings or admin calls). A variant with neither Bases nor
-	// Declared decorates the contract and applies to every backend.
-	Declared bool
-	// Catches lists the catalogue specs written for this defect, most telling first: a report
-	// quotes the first of them that failed, and flags a kill that missed all of them.
+	// Except names backends the variant does not apply to although Bases would let it, each
+	// with the reason: its defect cannot exist there (an equivalent mutant: the base already
+	// behaves so, by a limit its baseline accepts). Check fails on a name that is not a
+	// registered backend or an empty reason.
+	Except map[string]string
+	// Catches are the catalogue specs expected to kill the variant, most telling first: make
+	// mutants runs the variant against these (and Sanity) only, a report quotes the first of
+	// them that failed. At least one; Check fails on an ID the catalogue does not have.
 	Catches []string
+	// Sanity are specs the variant is expected to PASS, run beside Catches: they show the
+	// variant works apart from its defect, so that a kill is the defect's and not a variant
+	// that cannot open at all. nil means DefaultSanity; a variant whose defect breaks those
+	// names others (never one of Catches).
+	Sanity []string
+}
+
+// DefaultSanity is the sanity set of a variant that names none: D1, a plain round trip.
+var DefaultSanity = []string{"D1"}
+
+// SanitySpecs returns v's sanity set (DefaultSanity when it names none).
+func (v Variant) SanitySpecs() []string {
+	if v.Sanity != nil {
+		return v.Sanity
+	}
+	return DefaultSanity
 }
 
 // Applies reports whether v applies to the registered backend base.
 func (v Variant) Applies(base string) bool {
-	switch {
-	case len(v.Bases) > 0:
-		return slices.Contains(v.Bases, base)
-	case v.Declared:
-		d, err := backends.Lookup(base)
-		return err == nil && slices.Contains(d.Variants, v.Name)
+	if _, out := v.Except[base]; out {
+		return false
 	}
-	return true
+	return len(v.Bases) == 0 || slices.Contains(v.Bases, base)
 }
 
-// Catalogue lists the variants. The broker backends' internal variants (latest-race,
-// close-unsubscribes, auth-admin-only) are in inside.go; the reference backend appends its own.
-var Catalogue = []Variant{
-	{
-		Name:    "nack-noop",
-		Catches: []string{"A1", "A5"},
-		Defect:  "Nack does nothing: the message is never delivered again",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-				return &nackNoop{Consumer: c}
-			}}
+// catalogue is every registered variant, in registration order.
+var (
+	catalogueMu sync.Mutex
+	catalogue   []Variant
+)
+
+// Register adds variant records to the catalogue: the one way in, for the decorators over the
+// contract here and for a backend's own variants in its package (call it from an init). It
+// panics on a record that is wrong whatever else is registered (no name or defect, not exactly
+// one of Wrap, Configure and Open, no Catches): a programming error. The names a record uses -
+// its Bases, its Catches and Sanity IDs - are checked by Check once every package registered.
+func Register(vs ...Variant) {
+	catalogueMu.Lock()
+	defer catalogueMu.Unlock()
+	for _, v := range vs {
+		set := 0
+		for _, f := range []bool{v.Wrap != nil, v.Configure != nil, v.Open != nil} {
+			if f {
+				set++
+			}
+		}
+		switch {
+		case v.Name == "" || v.Defect == "" || strings.Contains(v.Name, Separator):
+			panic(fmt.Sprintf("mutants: variant %q needs a name (without %q) and a defect", v.Name, Separator))
+		case set != 1:
+			panic(fmt.Sprintf("mutants: variant %s: exactly one of Wrap, Configure and Open must be set", v.Name))
+		case len(v.Catches) == 0:
+			panic(fmt.Sprintf("mutants: variant %s names no spec expected to kill it (Catches)", v.Name))
+		}
+		catalogue = append(catalogue, v)
+	}
+}
+
+// All returns the catalogue, in registration order.
+func All() []Variant {
+	catalogueMu.Lock()
+	defer catalogueMu.Unlock()
+	return slices.Clone(catalogue)
+}
+
+// Check verifies every name the records use: each of Bases is a registered backend (not a
+// variant), each of Catches and Sanity a catalogue ID, no spec both, and no two records of one
+// name apply to the same backend. Call it after the backends are registered (RegisterAll
+// does); a typo anywhere fails here, naming the record.
+func Check() error {
+	var errs []error
+	var real []string
+	for _, d := range backends.Descriptors(false) {
+		real = append(real, d.Name)
+	}
+	owner := map[string]int{} // "<base>~<variant>" -> index of the record that claimed it
+	for i, v := range All() {
+		for _, b := range v.Bases {
+			if !slices.Contains(real, b) {
+				errs = append(errs, fmt.Errorf("mutants: variant %s: Bases names %q, not a registered backend (registered: %s)", v.Name, b, strings.Join(real, ", ")))
+			}
+		}
+		for b, why := range v.Except {
+			if !slices.Contains(real, b) || why == "" {
+				errs = append(errs, fmt.Errorf("mutants: variant %s: Except names %q (reason %q): want a registered backend and a reason", v.Name, b, why))
+			}
+		}
+		for _, id := range append(slices.Clone(v.Catches), v.Sanity...) {
+			if _, ok := speccat.Lookup(id); !ok {
+				errs = append(errs, fmt.Errorf("mutants: variant %s: %q is not a catalogue spec ID", v.Name, id))
+			}
+		}
+		for _, id := range v.SanitySpecs() {
+			if slices.Contains(v.Catches, id) {
+				errs = append(errs, fmt.Errorf("mutants: variant %s: %s is in both Catches and its sanity set", v.Name, id))
+			}
+		}
+		for _, b := range real {
+			if !v.Applies(b) {
+				continue
+			}
+			if j, dup := owner[Name(b, v.Name)]; dup && j != i {
+				errs = append(errs, fmt.Errorf("mutants: two records of variant %s apply to %s", v.Name, b))
+			}
+			owner[Name(b, v.Name)] = i
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func init() {
+	Register(
+		Variant{
+			Name:    "nack-noop",
+			Catches: []string{"A1", "A5"},
+			Defect:  "Nack does nothing: the message is never delivered again",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+					return &nackNoop{Consumer: c}
+				}}
+			},
 		},
-	},
-	{
-		Name:    "ack-commits-position",
-		Catches: []string{"A2"},
-		Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-				return &ackPosition{Consumer: c}
-			}}
+		Variant{
+			Name:    "ack-commits-position",
+			Catches: []string{"A2"},
+			Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+					return &ackPosition{Consumer: c}
+				}}
+			},
 		},
-	},
-	{
-		Name:    "ack-commits-through",
-		Catches: []string{"A6", "A7"},
-		Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-				return &ackThrough{Consumer: c}
-			}}
+		Variant{
+			Name:    "ack-commits-through",
+			Catches: []string{"A6", "A7"},
+			Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+					return &ackThrough{Consumer: c}
+				}}
+			},
 		},
-	},
-	{
-		Name:    "exists-always-true",
-		Catches: []string{"L1", "L2"},
-		Defect:  "TopicExists reports true for a missing topic",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &existsTrue{backend{Backend: b}}
+		Variant{
+			Name:    "exists-always-true",
+			Catches: []string{"L1", "L2"},
+			Defect:  "TopicExists reports true for a missing topic",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &existsTrue{backend{Backend: b}}
+			},
 		},
-	},
-	{
-		Name:    "ready-poll-discards",
-		Catches: []string{"D6", "T2"},
-		Defect:  "the readiness poll inside Consumer() swallows a message it fetched",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &backend{Backend: b, afterConsumer: discardOne}
+		Variant{
+			Name:    "ready-poll-discards",
+			Catches: []string{"D6", "T2", "R1"}, // R1: where a new subscription replays nothing (RabbitMQ), a reopened one still holds the gap
+			Defect:  "the readiness poll inside Consumer() swallows a message it fetched",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &backend{Backend: b, afterConsumer: discardOne}
+			},
 		},
-	},
-	{
-		Name:    "unique-shares-group",
-		Catches: []string{"G2"},
-		Defect:  "unique (fan-out) subscribers share one group and compete instead of each getting everything",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &uniqueShares{backend{Backend: b}}
+		Variant{
+			Name:    "unique-shares-group",
+			Catches: []string{"G2"},
+			Defect:  "unique (fan-out) subscribers share one group and compete instead of each getting everything",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &uniqueShares{backend{Backend: b}}
+			},
 		},
-	},
-	{
-		Name:    "unconfirmed-send",
-		Catches: []string{"D6", "D4"},
-		Defect:  "Send returns before the broker confirmed the message, and Close does not flush",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &unconfirmed{backend{Backend: b}}
+		Variant{
+			Name:    "unconfirmed-send",
+			Catches: []string{"D6", "D4"},
+			Defect:  "Send returns before the broker confirmed the message, and Close does not flush",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &unconfirmed{backend{Backend: b}}
+			},
 		},
-	},
-	{
-		Name:    "flow-short-retention",
-		Catches: []string{"T1"},
-		Defect:  "durable (flow) topics are created with the short retention of the other classes",
-		Wrap: func(b backends.Backend) backends.Backend {
-			return &shortRetention{backend{Backend: b}}
+		Variant{
+			Name:    "flow-short-retention",
+			Catches: []string{"T1"},
+			Defect:  "durable (flow) topics are created with the short retention of the other classes",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return &shortRetention{backend{Backend: b}}
+			},
 		},
-	},
+	)
 }
 
 // LookupFor finds the variant of that name that applies to base: one defect may have a
 // different implementation per base (close-unsubscribes on memory and on the brokers).
 func LookupFor(base, name string) (Variant, bool) {
-	for _, v := range Catalogue {
+	for _, v := range All() {
 		if v.Name == name && v.Applies(base) {
 			return v, true
 		}
@@ -150,7 +253,7 @@ func LookupFor(base, name string) (Variant, bool) {
 // For lists the variants that apply to base, in catalogue order.
 func For(base string) []Variant {
 	var out []Variant
-	for _, v := range Catalogue {
+	for _, v := range All() {
 		if v.Applies(base) {
 			out = append(out, v)
 		}
@@ -168,14 +271,18 @@ func Split(name string) (base, variant string) {
 	return base, variant
 }
 
-// RegisterAll registers every applicable variant of every registered backend (variants
-// excluded) as "<base>~<variant>". Call it once, after the backends are registered (a suite's
+// RegisterAll checks the catalogue (Check) and registers every applicable variant of every
+// registered backend (variants excluded) as "<base>~<variant>"; on a failed check it registers
+// nothing and returns the error. Call it once, after the backends are registered (a suite's
 // init, after importing backends/all). A variant's descriptor is its base's, renamed: same
 // broker, same settings; its constructor builds the base through the registry, so the variant
 // sees exactly the real backend.
-func RegisterAll() {
+func RegisterAll() error {
+	if err := Check(); err != nil {
+		return err
+	}
 	for _, base := range backends.Descriptors(false) {
-		for _, v := range Catalogue {
+		for _, v := range All() {
 			if !v.Applies(base.Name) {
 				continue
 			}
@@ -203,6 +310,7 @@ func RegisterAll() {
 			backends.Register(d)
 		}
 	}
+	return nil
 }
 
 // WrapConsumers decorates b so that every Consumer it returns is passed through wrap: the

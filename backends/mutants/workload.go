@@ -21,7 +21,7 @@ import (
 var workloadBases = []string{"kafka", "pulsar"}
 
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "interleaved-send-drops",
 			Bases:   workloadBases,

@@ -20,8 +20,7 @@ var Descriptor = backends.Descriptor{
 		"PULSAR_HOST", "PULSAR_ADMIN_URL", "PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY", "PULSAR_TLS_TRUST_CERTS_FILE",
 		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY", "PULSAR_CONSUMER_NO_WAIT", "PULSAR_ACK_SYNC",
 	},
-	Secret:   []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
-	Variants: []string{"close-unsubscribes", "auth-admin-only", "permits-race-1in20"},
+	Secret: []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
 }
 
 // PersistentDescriptor is the registration with every class on persistent topics.
@@ -30,8 +29,6 @@ var PersistentDescriptor = func() backends.Descriptor {
 	d.Name = "pulsar-persistent"
 	d.Description = "Apache Pulsar via pulsar-client-go; every class on persistent topics"
 	d.Settings = map[string]string{"PULSAR_ALL_PERSISTENT": "true"}
-	// Every topic is persistent: there are no permits to race for.
-	d.Variants = []string{"close-unsubscribes", "auth-admin-only"}
 	return d
 }()
 

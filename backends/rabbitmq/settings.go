@@ -19,7 +19,6 @@ var Descriptor = backends.Descriptor{
 	New:         New,
 	Env:         []string{"RABBITMQ_*"},
 	Secret:      []string{"RABBITMQ_PASSWORD"},
-	Variants:    []string{"close-unsubscribes", "auto-ack", "shared-exclusive", "queue-per-consumer"},
 }
 
 // Config holds the client settings, parsed from backends.Config.Settings by ParseConfig.

@@ -28,7 +28,7 @@ func open(t testing.TB, variant string) (backends.Backend, *history.Recorder) {
 	if variant != "" {
 		v, ok := mutants.LookupFor(memory.Name, variant)
 		if !ok {
-			for _, c := range mutants.Catalogue {
+			for _, c := range mutants.All() {
 				if c.Name == variant {
 					v, ok = c, true
 				}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/internal/modroot"
+	"github.com/pubsub-conformance/harness/internal/workload"
 	"github.com/pubsub-conformance/harness/reports"
 )
 
@@ -149,6 +151,22 @@ func TestVerdictsAndExit(t *testing.T) {
 	if v := verdict(Outcome{Variant: "a", Failed: []string{"D1"}, Catches: []string{"D2"}}); v != "KILLED by D1 (none of D2)" {
 		t.Errorf("kill that missed the variant's own specs: %q", v)
 	}
+	// A failed sanity spec: the variant may not work at all, so its killer's failure is no kill.
+	broken := Outcome{Backend: "kafka~c", Base: "kafka", Variant: "c", Failed: []string{"D1", "D2"}, Catches: []string{"D2"}, Sanity: []string{"D1"}}
+	if broken.Killed() || verdict(broken) != "BROKEN: sanity D1 failed (failed: D1,D2)" {
+		t.Errorf("sanity failed: killed %v, %q", broken.Killed(), verdict(broken))
+	}
+	if (Results{Outcomes: []Outcome{base, broken}}).ok() {
+		t.Error("ok with a broken variant")
+	}
+	// Specs cut off by the budget: neither a kill nor a survivor, and the run is not ok.
+	cut := Outcome{Backend: "kafka~d", Base: "kafka", Variant: "d", NotRun: []string{"F1"}, Catches: []string{"F1"}, Sanity: []string{"D1"}, Passed: 1}
+	if v := verdict(cut); !strings.HasPrefix(v, "NOT RUN: F1") {
+		t.Errorf("cut off: %q", v)
+	}
+	if (Results{Outcomes: []Outcome{base, cut}}).ok() || (Results{Outcomes: []Outcome{{Backend: "kafka", Base: "kafka", Passed: 3, NotRun: []string{"R6"}}, killed}}).ok() {
+		t.Error("ok with specs the budget cut off")
+	}
 	md := Markdown(Results{Outcomes: []Outcome{base, killed, survived}}, time.Minute)
 	for _, want := range []string{"| a | kafka | KILLED by D2 |", "| b | kafka | SURVIVED |", "**1/2 killed**"} {
 		if !strings.Contains(md, want) {
@@ -158,30 +176,18 @@ func TestVerdictsAndExit(t *testing.T) {
 }
 
 func TestLabelFilter(t *testing.T) {
-	got := labelFilter("pulsar", []string{"pulsar", "pulsar~nack-noop", "pulsar~auth-admin-only", "pulsar~exists-swallows-errors"}, "")
-	want := "!slow && (!security || backend:pulsar || backend:pulsar~auth-admin-only) && (!network || backend:pulsar || backend:pulsar~exists-swallows-errors)"
+	// Each variant: its killers and its sanity set (D1 unless the record names others); the
+	// base: all of them, in catalogue order.
+	got := labelFilter("kafka", []string{"kafka", "kafka~nack-noop", "kafka~reconnect-stalls"}, "")
+	want := "(backend:kafka && (id:D1 || id:A1 || id:A5 || id:R6)) || (backend:kafka~nack-noop && (id:D1 || id:A1 || id:A5)) || (backend:kafka~reconnect-stalls && (id:D1 || id:R6))"
 	if got != want {
-		t.Errorf("got %q, want %q", got, want)
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	// A slow spec a variant was written for runs on that variant and the base only.
-	if got, want := labelFilter("kafka", []string{"kafka", "kafka~reconnect-stalls"}, ""),
-		"(!slow || (backend:kafka~reconnect-stalls && id:R6) || (backend:kafka && id:R6)) && (!security || backend:kafka) && (!network || backend:kafka)"; got != want {
-		t.Errorf("labelFilter with reconnect-stalls = %q; want %q", got, want)
-	}
-	// acks-leader-only was written for F5 (fault, slow, no proxy): F5 runs on it and the base,
-	// the network specs (a private proxied broker each) on the base only.
-	if got, want := labelFilter("kafka", []string{"kafka", "kafka~acks-leader-only"}, ""),
-		"(!slow || (backend:kafka~acks-leader-only && id:F5) || (backend:kafka && id:F5)) && (!security || backend:kafka) && (!network || backend:kafka)"; got != want {
-		t.Errorf("labelFilter with acks-leader-only = %q; want %q", got, want)
-	}
-	if got := labelFilter("kafka", []string{"kafka"}, "acks"); got != "(!slow && (!security || backend:kafka) && (!network || backend:kafka)) && (acks)" {
-		t.Errorf("extra filter: got %q", got)
-	}
-	// memory's restart-strands-consumers too (its only spec, R6, is slow); nack-noop gets no R6.
-	got = labelFilter("memory", []string{"memory", "memory~nack-noop", "memory~restart-strands-consumers"}, "")
-	want = "(!slow || (backend:memory~restart-strands-consumers && id:R6) || (backend:memory && id:R6)) && (!security || backend:memory) && (!network || backend:memory)"
+	// A record's own sanity set replaces D1.
+	got = labelFilter("memory", []string{"memory", "memory~drops-empty-properties"}, "acks")
+	want = "((backend:memory && (id:D1 || id:D4)) || (backend:memory~drops-empty-properties && (id:D1 || id:D4))) && (acks)"
 	if got != want {
-		t.Errorf("labelFilter with restart-strands-consumers:\n got %q\nwant %q", got, want)
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
 
@@ -220,7 +226,7 @@ func TestMemoryRun(t *testing.T) {
 	dir := t.TempDir()
 	o := options{
 		bases: []string{"memory"}, variants: []string{"exists-always-true", "nack-noop", "restart-strands-consumers"},
-		// R6 is slow: only the driver's default filter can let it through to the variant it catches.
+		// Each variant runs its own specs only: nack-noop's (A1, A5, D1) are all filtered out.
 		procs: 2, labelFilter: "(lifecycle && !id:L8) || id:R6", timeout: 5 * time.Minute,
 		out: filepath.Join(dir, "mutants.md"), reportDir: filepath.Join(dir, "mutants"), moduleRoot: root,
 	}
@@ -241,9 +247,9 @@ func TestMemoryRun(t *testing.T) {
 		t.Errorf("exists-always-true: %q, want KILLED by L1...", got["memory~exists-always-true"])
 	}
 	if !strings.HasPrefix(got["memory~restart-strands-consumers"], "KILLED by R6") {
-		t.Errorf("restart-strands-consumers: %q, want KILLED by R6 (its own spec, slow, in the run because it catches it)", got["memory~restart-strands-consumers"])
+		t.Errorf("restart-strands-consumers: %q, want KILLED by R6 (its own spec, slow, in the run because its record names it)", got["memory~restart-strands-consumers"])
 	}
-	if got["memory~nack-noop"] != "SURVIVED" { // the lifecycle specs but L8 (Nack after Close) cannot see a Nack defect
+	if got["memory~nack-noop"] != "SURVIVED" { // none of its specs ran
 		t.Errorf("nack-noop under a lifecycle-only filter: %q, want SURVIVED", got["memory~nack-noop"])
 	}
 	if res.ok() {
@@ -292,5 +298,47 @@ func TestSettleBase(t *testing.T) {
 	}
 	if (Results{Outcomes: out}).ok() {
 		t.Error("ok with a base failure the baseline does not accept")
+	}
+}
+
+// The classes are read from the header history.Report really writes, as one line or several.
+func TestAnomalyClasses(t *testing.T) {
+	fs := []history.Finding{{Anomaly: history.Lost, Key: "m1"}, {Anomaly: history.Lost, Key: "m2"}, {Anomaly: workload.Differs, Key: "m3"}}
+	msg := "workload program of seed 7 on kafka~x (21 steps): " + history.Report(time.Now(), fs, 3)
+	want := []string{string(history.Lost), string(workload.Differs)}
+	for _, m := range []string{msg, strings.ReplaceAll(msg, "\n", " ")} {
+		if got := anomalyClasses(m); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("anomalyClasses(%q) = %q, want %q", m, got, want)
+		}
+	}
+	if got := anomalyClasses("sent 2 ms after"); got != nil {
+		t.Errorf("a message without checker findings: %q", got)
+	}
+}
+
+// A spec the base fails too kills a variant only where the checkers found a class of anomaly
+// in the variant that the base's failure does not show.
+func TestSettleBaseComparesAnomalyClasses(t *testing.T) {
+	w1 := func(classes ...history.Anomaly) map[string]string {
+		var fs []history.Finding
+		for _, c := range classes {
+			fs = append(fs, history.Finding{Anomaly: c, Key: "k"})
+		}
+		return map[string]string{"W1": "workload program of seed 7: " + history.Report(time.Now(), fs, 3)}
+	}
+	out := settleBase([]Outcome{
+		{Backend: "kafka", Base: "kafka", Failed: []string{"W1"}, Messages: w1(history.AckedRedelivered), Passed: 3},
+		{Backend: "kafka~a", Base: "kafka", Variant: "a", Failed: []string{"W1"}, Messages: w1(history.Lost, workload.Differs)},
+		{Backend: "kafka~b", Base: "kafka", Variant: "b", Failed: []string{"W1"}, Messages: w1(history.AckedRedelivered)},
+		{Backend: "kafka~c", Base: "kafka", Variant: "c", Failed: []string{"W1"}, Messages: map[string]string{"W1": "setup failed"}},
+	}, map[string][]string{"kafka": {"W1"}})
+	if !out[1].Killed() || strings.Join(out[1].Beyond, ",") != "W1" || !strings.Contains(verdict(out[1]), "anomalies the base's failure does not show") {
+		t.Errorf("new classes: %+v, %q; want a kill beyond the base", out[1], verdict(out[1]))
+	}
+	if out[2].Killed() || verdict(out[2]) != "SURVIVED (failed only as the base does: W1)" {
+		t.Errorf("the base's own class: %q; want no kill", verdict(out[2]))
+	}
+	if out[3].Killed() {
+		t.Errorf("no checker findings: %q; want no kill", verdict(out[3]))
 	}
 }

@@ -13,18 +13,30 @@ func verdict(o Outcome) string {
 		return "NO REPORT"
 	case o.Variant == "" && len(o.Failed) > 0:
 		return "BASE FAILS " + strings.Join(o.Failed, ",")
+	case o.Variant == "" && len(o.NotRun) > 0:
+		return "BASE NOT FINISHED (not run: " + strings.Join(o.NotRun, ",") + ")"
 	case o.Variant == "" && o.Passed == 0:
 		return "BASE RAN NOTHING"
 	case o.Variant == "" && len(o.Accepted) > 0:
 		return fmt.Sprintf("base ok (%d passed, %d skipped; accepted failures %s)", o.Passed, o.Skipped, strings.Join(o.Accepted, ","))
 	case o.Variant == "":
 		return fmt.Sprintf("base ok (%d passed, %d skipped)", o.Passed, o.Skipped)
+	case len(o.Broken()) > 0:
+		// A spec the variant must pass failed: it may not work at all, and then a kill says
+		// nothing about its defect. Its record names another sanity spec, or the variant is fixed.
+		return "BROKEN: sanity " + strings.Join(o.Broken(), ",") + " failed (failed: " + strings.Join(o.Failed, ",") + ")"
 	case o.Killed() && len(o.Catches) > 0 && !slices.ContainsFunc(o.Catches, func(id string) bool { return slices.Contains(o.Failed, id) }):
 		// Caught, but not by the specs written for it: worth a look (a side effect may be
 		// hiding that those specs went blind).
 		return "KILLED by " + strings.Join(o.Failed, ",") + " (none of " + strings.Join(o.Catches, ",") + ")"
+	case o.Killed() && len(o.Beyond) > 0:
+		return "KILLED by " + strings.Join(o.Failed, ",") + " (" + strings.Join(o.Beyond, ",") + ": anomalies the base's failure does not show)"
 	case o.Killed():
 		return "KILLED by " + strings.Join(o.Failed, ",")
+	case len(o.NotRun) > 0:
+		return "NOT RUN: " + strings.Join(o.NotRun, ",") + " never finished (the base run's budget ran out)"
+	case len(o.AsBase) > 0:
+		return "SURVIVED (failed only as the base does: " + strings.Join(o.AsBase, ",") + ")"
 	default:
 		return "SURVIVED"
 	}
@@ -70,7 +82,8 @@ func Markdown(r Results, took time.Duration) string {
 	for _, br := range r.Runs {
 		fmt.Fprintf(&b, "| %s | %d | %s | %d | `%s` |\n", br.Base, br.Backends, br.Took.Round(time.Second), br.Exit, br.Filter)
 	}
-	fmt.Fprintf(&b, "\n| variant | backend | result | first failing spec: message | defect |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Each variant runs only the specs its record names: the killers (Catches) and the sanity specs it must pass; the base runs all of them (docs/mutants.md).\n")
+	fmt.Fprintf(&b, "\n| variant | backend | result | killers; sanity | first failing spec: message | defect |\n|---|---|---|---|---|---|\n")
 	for _, o := range r.Outcomes {
 		v := o.Variant
 		if v == "" {
@@ -80,7 +93,11 @@ func Markdown(r Results, took time.Duration) string {
 		if o.FirstID != "" {
 			first = "[" + o.FirstID + "] " + o.FirstMessage
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", v, o.Base, verdict(o), cell(first), cell(o.Defect))
+		specs := ""
+		if o.Variant != "" {
+			specs = strings.Join(o.Catches, ",") + "; " + strings.Join(o.Sanity, ",")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", v, o.Base, verdict(o), specs, cell(first), cell(o.Defect))
 	}
 	return b.String()
 }
