@@ -319,14 +319,15 @@ soak: setup $(CONFORMANCE_BIN)
 
 ## mutants: one suite run per base (the unmodified base and all its known-bad variants in it,
 ## each variant on the specs its record names); fails if a variant survives or the base fails
-## anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b, MUTANT_BUDGET=20m per base run.
+## anything. MUTANT_BASES=kafka, MUTANT_VARIANTS=a,b, MUTANT_BUDGET=20m per base run;
+## NEMESIS=1 also scores the variants only W2 kills (reconnect-drops-queued: docs/nemesis.md).
 MUTANT_BASES    ?= # empty: every registered conformance backend
 MUTANT_VARIANTS ?=
 MUTANT_BUDGET   ?= 20m
 # Most variant specs fail by waiting out their bound: more processes wait in parallel.
 MUTANT_PROCS    ?= 4
 mutants:
-	$(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) -timeout=$(MUTANT_BUDGET) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
+	$(if $(NEMESIS),PUBSUB_NEMESIS=1) $(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) -timeout=$(MUTANT_BUDGET) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
 
 ## bench: per backend, on brokers it starts: confirmed-send throughput (50,000 x 1 KiB, 1 and 8
 ## senders), end-to-end latency at 1,000 msg/s for 20 s (HdrHistogram, from the intended send time),

@@ -19,7 +19,7 @@ import (
 const reconnectSlowSend = 2 * time.Second
 
 func init() {
-	Catalogue = append(Catalogue,
+	Register(
 		Variant{
 			Name:    "reconnect-drops-queued",
 			Bases:   workloadBases,

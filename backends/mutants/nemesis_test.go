@@ -18,7 +18,7 @@ func TestReconnectDropsQueued(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var v mutants.Variant
-	for _, c := range mutants.Catalogue {
+	for _, c := range mutants.All() {
 		if c.Name == "reconnect-drops-queued" {
 			v = c
 		}
