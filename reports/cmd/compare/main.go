@@ -84,99 +84,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("-color %q: want auto, always or never", *colour))
 	}
 
-	var baseline *reports.Baseline
-	if len(baselineOf) > 0 && *gatePath == "" && *baselinePath == "" {
-		return fail(errors.New("-baseline-of needs -gate or -baseline: the baseline file whose column it reads"))
-	}
-	if *gatePath != "" && *baselinePath != "" && *gatePath != *baselinePath {
-		return fail(errors.New("-gate and -baseline name different files: pass one of them"))
-	}
-	if p := *gatePath + *baselinePath; p != "" {
-		if *gatePath != "" {
-			p = *gatePath
-		}
-		b, err := reports.ReadBaseline(p)
-		if err != nil {
-			return fail(err)
-		}
-		for _, v := range baselineOf {
-			backend, column, _ := strings.Cut(v, "=")
-			acc, ok := b.Backends[column]
-			if !ok {
-				return fail(fmt.Errorf("-baseline-of %s: %s has no column %q", v, p, column))
-			}
-			b.Backends[backend] = acc
-		}
-		baseline = b
-	}
-	runs, err := reports.ReadRuns(files)
+	baseline, err := readBaseline(*gatePath, *baselinePath, baselineOf)
 	if err != nil {
 		return fail(err)
 	}
-	var extra []string
-	if baseline != nil {
-		extra = baseline.IDs()
+	m, err := buildMatrix(files, baseline, *withCatalogue)
+	if err != nil {
+		return fail(err)
 	}
-	// Foreign reports alone carry no catalogue ID: no catalogue rows for them. A run of our
-	// suite (its Ginkgo JSON, or a meta sidecar) gets them even when no spec ran (a failed or
-	// interrupted SynchronizedBeforeSuite), so every behaviour shows as not run with the cause.
-	useCatalogue := *withCatalogue && slices.ContainsFunc(runs, func(r *reports.Run) bool {
-		return r.Meta != nil || strings.HasSuffix(r.File, ".json") ||
-			slices.ContainsFunc(r.Cases, func(c reports.Case) bool { _, ok := catalogue.Lookup(c.ID); return ok })
-	})
-	if useCatalogue {
-		extra = append(extra, catalogue.IDs()...)
-	}
-	m := reports.Build(runs, extra...)
 	opts := reports.Options{Baseline: baseline, Color: useColour}
-	if *benchDir != "" {
-		bs, err := reports.ReadBenches(*benchDir)
-		if err != nil {
-			return fail(err)
-		}
-		opts.Bench = bs
-		if svg := reports.LatencySVG(bs); svg != "" && *mdOut != "" {
-			chart := filepath.Join(filepath.Dir(*mdOut), "bench-latency.svg")
-			if err := writeFile(chart, func(w io.Writer) error { _, err := io.WriteString(w, svg); return err }); err != nil {
-				return fail(err)
-			}
-			opts.BenchChart = filepath.Base(chart)
-		}
+	if err := addBench(&opts, *benchDir, *mdOut); err != nil {
+		return fail(err)
 	}
 
-	// An interrupted run never replaces the matrix of the last complete one: its pages go next
-	// to it as compare-interrupted.md/.html, and the terminal says so.
-	var kept []string
-	if len(m.Interrupted()) > 0 {
-		for _, p := range []*string{mdOut, htmlOut} {
-			if *p == "" {
-				continue
-			}
-			if _, err := os.Stat(*p); err == nil {
-				kept = append(kept, *p)
-			}
-			ext := filepath.Ext(*p)
-			*p = strings.TrimSuffix(*p, ext) + "-interrupted" + ext
-		}
-	}
-	if err := writeFile(*mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
+	if err := writePages(m, opts, *mdOut, *htmlOut, *quiet, stdout); err != nil {
 		return fail(err)
-	}
-	if err := writeFile(*htmlOut, func(w io.Writer) error { return reports.HTML(w, m, opts) }); err != nil {
-		return fail(err)
-	}
-	if !*quiet {
-		if err := reports.Terminal(stdout, m, opts); err != nil {
-			return fail(err)
-		}
-		for _, p := range []string{*mdOut, *htmlOut} {
-			if p != "" {
-				fmt.Fprintln(stdout, "wrote", p)
-			}
-		}
-		if len(kept) > 0 {
-			fmt.Fprintf(stdout, "kept %s: the matrix before this interrupted run\n", strings.Join(kept, " and "))
-		}
 	}
 	if *writeBaseline != "" {
 		prev, err := reports.ReadBaseline(*writeBaseline)
@@ -188,48 +110,173 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, "wrote baseline", *writeBaseline)
 	}
-	if *gatePath != "" {
-		var only []string
-		for _, b := range strings.Split(*backendsFlag, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				only = append(only, b)
-			}
-		}
-		opts := reports.GateOptions{Only: only, AllBackends: *allBackends}
-		switch strings.ToLower(*gateLevel) {
-		case "should", "":
-		case "must":
-			opts.Level = catalogue.MUST
-		default:
-			return fail(fmt.Errorf("-gate-level %q: want must or should", *gateLevel))
-		}
-		g := reports.GateWith(m, baseline, opts)
-		if *stillFailing {
-			notSelected := 0
-			kept := g.Changes[:0]
-			for _, c := range g.Changes {
-				if c.Kind == reports.NotSelected {
-					notSelected++
-					continue
-				}
-				kept = append(kept, c)
-			}
-			g.Changes = kept
-			fmt.Fprint(stdout, "\n"+g.Report())
-			for _, line := range still(m, baseline, only) {
-				fmt.Fprintln(stdout, "  "+line)
-			}
-			if notSelected > 0 {
-				fmt.Fprintf(stdout, "  (%d accepted results not selected by this run: left out)\n", notSelected)
-			}
-		} else {
-			fmt.Fprint(stdout, "\n"+g.Report())
-		}
-		if g.Failed() {
-			return 1
-		}
+	if *gatePath == "" {
+		return 0
+	}
+	failed, err := gate(m, baseline, *backendsFlag, *gateLevel, *allBackends, *stillFailing, stdout)
+	if err != nil {
+		return fail(err)
+	}
+	if failed {
+		return 1
 	}
 	return 0
+}
+
+// readBaseline reads the baseline that -gate or -baseline names (nil when neither does), with
+// the -baseline-of columns read as other backends' accepted results.
+func readBaseline(gatePath, baselinePath string, baselineOf []string) (*reports.Baseline, error) {
+	if len(baselineOf) > 0 && gatePath == "" && baselinePath == "" {
+		return nil, errors.New("-baseline-of needs -gate or -baseline: the baseline file whose column it reads")
+	}
+	if gatePath != "" && baselinePath != "" && gatePath != baselinePath {
+		return nil, errors.New("-gate and -baseline name different files: pass one of them")
+	}
+	p := gatePath
+	if p == "" {
+		p = baselinePath
+	}
+	if p == "" {
+		return nil, nil
+	}
+	b, err := reports.ReadBaseline(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range baselineOf {
+		backend, column, _ := strings.Cut(v, "=")
+		acc, ok := b.Backends[column]
+		if !ok {
+			return nil, fmt.Errorf("-baseline-of %s: %s has no column %q", v, p, column)
+		}
+		b.Backends[backend] = acc
+	}
+	return b, nil
+}
+
+// buildMatrix reads the report files into the matrix, with a row for every baseline ID and,
+// for runs of our suite, every catalogue behaviour.
+func buildMatrix(files []string, baseline *reports.Baseline, withCatalogue bool) (*reports.Matrix, error) {
+	runs, err := reports.ReadRuns(files)
+	if err != nil {
+		return nil, err
+	}
+	var extra []string
+	if baseline != nil {
+		extra = baseline.IDs()
+	}
+	// Foreign reports alone carry no catalogue ID: no catalogue rows for them. A run of our
+	// suite (its Ginkgo JSON, or a meta sidecar) gets them even when no spec ran (a failed or
+	// interrupted SynchronizedBeforeSuite), so every behaviour shows as not run with the cause.
+	useCatalogue := withCatalogue && slices.ContainsFunc(runs, func(r *reports.Run) bool {
+		return r.Meta != nil || strings.HasSuffix(r.File, ".json") ||
+			slices.ContainsFunc(r.Cases, func(c reports.Case) bool { _, ok := catalogue.Lookup(c.ID); return ok })
+	})
+	if useCatalogue {
+		extra = append(extra, catalogue.IDs()...)
+	}
+	return reports.Build(runs, extra...), nil
+}
+
+// addBench adds the bench results of benchDir ("" for none) to opts, and their latency chart
+// beside the Markdown page.
+func addBench(opts *reports.Options, benchDir, mdOut string) error {
+	if benchDir == "" {
+		return nil
+	}
+	bs, err := reports.ReadBenches(benchDir)
+	if err != nil {
+		return err
+	}
+	opts.Bench = bs
+	if svg := reports.LatencySVG(bs); svg != "" && mdOut != "" {
+		chart := filepath.Join(filepath.Dir(mdOut), "bench-latency.svg")
+		if err := writeFile(chart, func(w io.Writer) error { _, err := io.WriteString(w, svg); return err }); err != nil {
+			return err
+		}
+		opts.BenchChart = filepath.Base(chart)
+	}
+	return nil
+}
+
+// writePages writes the Markdown and HTML pages and prints the terminal table. An interrupted
+// run never replaces the matrix of the last complete one: its pages go next to it as
+// compare-interrupted.md/.html, and the terminal says so.
+func writePages(m *reports.Matrix, opts reports.Options, mdOut, htmlOut string, quiet bool, stdout io.Writer) error {
+	var kept []string
+	if len(m.Interrupted()) > 0 {
+		for _, p := range []*string{&mdOut, &htmlOut} {
+			if *p == "" {
+				continue
+			}
+			if _, err := os.Stat(*p); err == nil {
+				kept = append(kept, *p)
+			}
+			ext := filepath.Ext(*p)
+			*p = strings.TrimSuffix(*p, ext) + "-interrupted" + ext
+		}
+	}
+	if err := writeFile(mdOut, func(w io.Writer) error { return reports.Markdown(w, m, opts) }); err != nil {
+		return err
+	}
+	if err := writeFile(htmlOut, func(w io.Writer) error { return reports.HTML(w, m, opts) }); err != nil {
+		return err
+	}
+	if !quiet {
+		if err := reports.Terminal(stdout, m, opts); err != nil {
+			return err
+		}
+		for _, p := range []string{mdOut, htmlOut} {
+			if p != "" {
+				fmt.Fprintln(stdout, "wrote", p)
+			}
+		}
+		if len(kept) > 0 {
+			fmt.Fprintf(stdout, "kept %s: the matrix before this interrupted run\n", strings.Join(kept, " and "))
+		}
+	}
+	return nil
+}
+
+// gate prints the gate's report of m against baseline and says whether it failed.
+func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag, gateLevel string, allBackends, stillFailing bool, stdout io.Writer) (bool, error) {
+	var only []string
+	for _, b := range strings.Split(backendsFlag, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			only = append(only, b)
+		}
+	}
+	opts := reports.GateOptions{Only: only, AllBackends: allBackends}
+	switch strings.ToLower(gateLevel) {
+	case "should", "":
+	case "must":
+		opts.Level = catalogue.MUST
+	default:
+		return false, fmt.Errorf("-gate-level %q: want must or should", gateLevel)
+	}
+	g := reports.GateWith(m, baseline, opts)
+	if stillFailing {
+		notSelected := 0
+		kept := g.Changes[:0]
+		for _, c := range g.Changes {
+			if c.Kind == reports.NotSelected {
+				notSelected++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		g.Changes = kept
+		fmt.Fprint(stdout, "\n"+g.Report())
+		for _, line := range still(m, baseline, only) {
+			fmt.Fprintln(stdout, "  "+line)
+		}
+		if notSelected > 0 {
+			fmt.Fprintf(stdout, "  (%d accepted results not selected by this run: left out)\n", notSelected)
+		}
+	} else {
+		fmt.Fprint(stdout, "\n"+g.Report())
+	}
+	return g.Failed(), nil
 }
 
 // writeFile renders into memory first so a failed render never leaves half a file behind.
