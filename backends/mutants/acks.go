@@ -20,9 +20,7 @@ func init() {
 			Catches: []string{"R8"},
 			Defect:  "Ack only remembers the delivery; the acks reach the broker when the consumer closes, so a crashed consumer's acks are all lost",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &deferredAcks{Consumer: c, flushOnClose: true}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &deferredAcks{Consumer: c, flushOnClose: true} })
 			},
 		},
 		Variant{
@@ -30,11 +28,11 @@ func init() {
 			Catches: []string{"A4"},
 			Defect:  "acks are stored in the background every 200 ms and Close does not store the ones still pending: an ack right before a Close is lost",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
 					d := &deferredAcks{Consumer: c, stop: make(chan struct{}), stopped: make(chan struct{})}
 					go d.background(200 * time.Millisecond)
 					return d
-				}}
+				})
 			},
 		},
 		Variant{

@@ -171,9 +171,7 @@ func init() {
 			Catches: []string{"A1", "A5"},
 			Defect:  "Nack does nothing: the message is never delivered again",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &nackNoop{Consumer: c}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackNoop{Consumer: c} })
 			},
 		},
 		Variant{
@@ -181,9 +179,7 @@ func init() {
 			Catches: []string{"A2"},
 			Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &ackPosition{Consumer: c}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackPosition{Consumer: c} })
 			},
 		},
 		Variant{
@@ -191,9 +187,7 @@ func init() {
 			Catches: []string{"A6", "A7"},
 			Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &ackThrough{Consumer: c}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackThrough{Consumer: c} })
 			},
 		},
 		Variant{

@@ -46,9 +46,7 @@ func init() {
 			Catches: []string{"W1"},
 			Defect:  "unexpected duplicate: a Receive whose short deadline (under 500 ms) expired leaves its fetch in the buffer, and the next message is handed out twice",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &timeoutDup{Consumer: c}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &timeoutDup{Consumer: c} })
 			},
 		},
 		Variant{
@@ -57,9 +55,9 @@ func init() {
 			Catches: []string{"W1"},
 			Defect:  "redelivery of an acked message: a Nack seeks back and clears the pending acks, so a later Ack of a delivery received before the Nack returns nil and is dropped",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
 					return &nackDropsAcks{Consumer: c, doomed: map[string]bool{}}
-				}}
+				})
 			},
 		},
 		Variant{
@@ -68,9 +66,7 @@ func init() {
 			Catches: []string{"W1"},
 			Defect:  "nacked never redelivered: a Nack while the consumer holds another unsettled delivery does nothing (the nack applies by position, to the newest delivery only)",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &nackHolding{Consumer: c, held: map[string]bool{}}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackHolding{Consumer: c, held: map[string]bool{}} })
 			},
 		},
 		Variant{
@@ -88,9 +84,7 @@ func init() {
 			Catches: []string{"W1"},
 			Defect:  "Receive outlives its context: a Receive with a deadline under 200 ms is rounded up to the client's 4 s poll interval",
 			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapConsumer: func(c backends.Consumer) backends.Consumer {
-					return &roundedReceive{Consumer: c}
-				}}
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &roundedReceive{Consumer: c} })
 			},
 		},
 	)
