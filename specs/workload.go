@@ -73,15 +73,17 @@ type programRun struct {
 }
 
 func runWorkload(ctx SpecContext, env *Env) {
-	budget, err := workloadDuration(workloadBudgetEnv, 25*time.Second)
-	if err != nil {
-		Fail(err.Error())
-	}
-	shrinkBudget, err := workloadDuration(workloadShrinkEnv, 2*time.Minute)
-	if err != nil {
-		Fail(err.Error())
-	}
-	seed0 := int(GinkgoRandomSeed())
+	seed0, budget, shrinkBudget := workloadSettings()
+	runPrograms(ctx, env, open(ctx, env), seed0, budget, shrinkBudget, nil)
+}
+
+// workloadSettings reads the first seed (the run's random seed unless PUBSUB_WORKLOAD_SEED
+// says), the program budget and the shrink budget that W1 and W2 share; a bad value fails the
+// spec.
+func workloadSettings() (seed0 int, budget, shrinkBudget time.Duration) {
+	budget = mustWorkloadDuration(workloadBudgetEnv, 25*time.Second)
+	shrinkBudget = mustWorkloadDuration(workloadShrinkEnv, 2*time.Minute)
+	seed0 = int(GinkgoRandomSeed())
 	if v := os.Getenv(workloadSeedEnv); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -89,7 +91,16 @@ func runWorkload(ctx SpecContext, env *Env) {
 		}
 		seed0 = n
 	}
-	runPrograms(ctx, env, open(ctx, env), seed0, budget, shrinkBudget, nil)
+	return seed0, budget, shrinkBudget
+}
+
+// mustWorkloadDuration is workloadDuration, failing the spec on a bad value.
+func mustWorkloadDuration(name string, def time.Duration) time.Duration {
+	d, err := workloadDuration(name, def)
+	if err != nil {
+		Fail(err.Error())
+	}
+	return d
 }
 
 // runPrograms runs programs of seeds seed0, seed0+1, ... on b until budget passed (at least

@@ -3,7 +3,6 @@ package specs
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -55,30 +54,9 @@ func nemesisArea(env *Env) {
 
 func runNemesis(ctx SpecContext, env *Env, area *faultArea) {
 	fb := area.broker()
-	budget, err := workloadDuration(workloadBudgetEnv, 25*time.Second)
-	if err != nil {
-		Fail(err.Error())
-	}
-	shrinkBudget, err := workloadDuration(workloadShrinkEnv, 2*time.Minute)
-	if err != nil {
-		Fail(err.Error())
-	}
-	short, err := workloadDuration(nemesisShortEnv, 2*time.Second)
-	if err != nil {
-		Fail(err.Error())
-	}
-	long, err := workloadDuration(nemesisLongEnv, 9*time.Second)
-	if err != nil {
-		Fail(err.Error())
-	}
-	seed0 := int(GinkgoRandomSeed())
-	if v := os.Getenv(workloadSeedEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			Fail(fmt.Sprintf("%s=%q: want an integer seed", workloadSeedEnv, v))
-		}
-		seed0 = n
-	}
+	seed0, budget, shrinkBudget := workloadSettings()
+	short := mustWorkloadDuration(nemesisShortEnv, 2*time.Second)
+	long := mustWorkloadDuration(nemesisLongEnv, 9*time.Second)
 	nem := &workload.Nemesis{
 		Cut: fb.Cut, Heal: fb.Heal, Latency: fb.SetLatency, Restart: fb.Restart,
 		Short: short, Long: long, Delay: nemesisDelay,
