@@ -126,12 +126,13 @@ func roundTripBeforeCut(ctx context.Context, b backends.Backend, tag string, tl 
 	return c, p
 }
 
-// networkCutSpecs declares F1, F4 and F3 on area's broker (the private-broker area's, in its
+// networkCutSpecs declares F1, F4, F3 and F6 on area's broker (the private-broker area's, in its
 // Ordered container: one spec after another, healed after each).
 func networkCutSpecs(area *faultArea) {
 	Behaviour("F1", func(ctx SpecContext) { consumerWaitsThroughCut(ctx, area) }, SpecTimeout(3*time.Minute))
 	Behaviour("F4", func(ctx SpecContext) { callsEndWhileCut(ctx, area) }, SpecTimeout(3*time.Minute))
 	Behaviour("F3", func(ctx SpecContext) { sendsDuringCut(ctx, area) }, SpecTimeout(2*time.Minute)) // specs/faults_send.go
+	Behaviour("F6", func(ctx SpecContext) { ackDuringCut(ctx, area) }, SpecTimeout(2*time.Minute))   // specs/faults_ack.go
 }
 
 // consumerWaitsThroughCut is F1: a round trip, a cut of faultCut with a sender retrying one

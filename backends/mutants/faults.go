@@ -34,7 +34,32 @@ func init() {
 				giveUpEvery, giveUpProbeWithin),
 			Wrap: func(b backends.Backend) backends.Backend { return &givesUp{backend{Backend: b}} },
 		},
+		Variant{
+			Name:    "ack-swallows-unavailable",
+			Catches: []string{"F6"},
+			// Kafka's and Pulsar's Acks record the ack and return nil during a cut (their
+			// commits and grouped acks go out after the heal); RabbitMQ's writes it at once and
+			// says when it could not.
+			Bases: []string{"rabbitmq"},
+			Defect: "Ack logs and forgets an ack it could not deliver: an error wrapping ErrUnavailable or ErrTimeout is logged and Ack returns nil, " +
+				"so the application takes the message as done while the broker delivers it again after the reconnect",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowAcks{c} })
+			},
+		},
 	)
+}
+
+// swallowAcks: ack-swallows-unavailable.
+type swallowAcks struct{ backends.Consumer }
+
+func (c swallowAcks) Ack(ctx context.Context, d backends.Delivery) error {
+	err := c.Consumer.Ack(ctx, d)
+	if unreachable(err) {
+		log.Printf("ack-swallows-unavailable: ack of %s failed, taken as done: %v", d.ID, err)
+		return nil
+	}
+	return err
 }
 
 // unreachable reports whether err is what a call returns when the broker cannot be reached.
