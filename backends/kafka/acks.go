@@ -70,6 +70,28 @@ func (st *partAcks) ack(off int64) bool {
 	return true
 }
 
+// adopt takes over the acks in old, this partition's books from the consumer's previous
+// assignment, whose last commit the group refused (the member's session had expired and the
+// consumer rejoined): every offset below old's commit point and every offset old holds as
+// acked was acknowledged by the application, so these books skip them and commit past them.
+func (st *partAcks) adopt(old *partAcks) {
+	old.commitState() // old's commit point: its contiguous acked prefix
+	if old.floor > st.floor {
+		st.floor = old.floor
+	}
+	if st.fetched < st.floor {
+		st.fetched = st.floor
+	}
+	for o := range old.acked {
+		st.acked[o] = struct{}{}
+	}
+	for o := range st.acked {
+		if o < st.floor {
+			delete(st.acked, o)
+		}
+	}
+}
+
 // commitState moves the commit point to the lowest fetched, unacknowledged offset (or past
 // everything fetched), drops the acked offsets below it, and returns the offset to commit with
 // the metadata listing the acked offsets above it.

@@ -68,3 +68,27 @@ func TestOutOfOrderAcksCommitTheContiguousPrefix(t *testing.T) {
 		t.Fatal("a second ack of 6 must change nothing")
 	}
 }
+
+// F6 on the books: a consumer fetched 3..6 and acked 3 and 5; the commit was refused (its
+// session expired). Reassigned from the group's last commit, 3, the adopted books skip 3 and
+// 5, hand out 4 and 6 again, and commit 4 with 5 in the metadata.
+func TestAdoptedBooksKeepTheRefusedAcks(t *testing.T) {
+	old := newPartAcks(3, nil)
+	for _, o := range []int64{3, 4, 5, 6} {
+		old.fetch(o)
+	}
+	old.ack(3)
+	old.ack(5)
+	old.commitState() // the refused commit
+	st := newPartAcks(3, nil)
+	st.adopt(old)
+	point, meta := st.commitState()
+	if point != 4 || !slices.Equal(decodeAcked(point, meta), []int64{5}) {
+		t.Fatalf("adopted books commit %d %q; want 4 with 5 acked above it", point, meta)
+	}
+	for o, want := range map[int64]bool{3: false, 4: true, 5: false, 6: true, 7: true} {
+		if got := st.fetch(o); got != want {
+			t.Errorf("adopted books: fetch(%d) hands out %v; want %v", o, got, want)
+		}
+	}
+}

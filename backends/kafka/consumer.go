@@ -77,6 +77,11 @@ type consumer struct {
 	lastErr  error               // the latest non-fatal client error, for timeouts' messages
 	parts    map[int32]*partAcks // ack bookkeeping of the assigned partitions (acks.go)
 	dirty    map[int32]struct{}  // partitions with acks the committer has not committed yet
+	// carried keeps the books of a revoked partition whose last commit the group refused (this
+	// member's session expired, during a network cut say): when the partition is assigned to
+	// this consumer again, the new books adopt them and commit them (F6). Were they dropped,
+	// the acks would be lost and their messages delivered again.
+	carried map[int32]*partAcks
 	// rewind is, per partition, the offset a Nack sought back to whose message has not been
 	// fetched again yet: a later Nack of a higher offset must not seek past it (seek).
 	rewind map[int32]int64
@@ -127,6 +132,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		token:         hex.EncodeToString(tok[:]),
 		parts:         map[int32]*partAcks{},
 		dirty:         map[int32]struct{}{},
+		carried:       map[int32]*partAcks{},
 		rewind:        map[int32]int64{},
 		rebalanced:    make(chan struct{}),
 		reqs:          make(chan seekReq),
@@ -383,22 +389,44 @@ func (c *consumer) flowControl() {
 func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 	switch e := ev.(type) {
 	case ck.AssignedPartitions:
-		parts, err := c.startOffsets(e.Partitions)
+		parts, fresh, err := c.startOffsets(e.Partitions)
 		if aerr := assign(kc, parts); aerr != nil {
 			c.onError(aerr)
 			return aerr
 		}
 		c.mu.Lock()
 		c.paused = false
+		adopted := false
 		for _, p := range parts {
 			if p.Offset >= 0 {
 				var meta string
 				if p.Metadata != nil {
 					meta = *p.Metadata
 				}
-				c.parts[p.Partition] = newPartAcks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
+				st := newPartAcks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
+				// Books whose commit was refused at the last revoke: their acks still stand,
+				// unless the partition starts fresh (its topic deleted and created again).
+				if old := c.carried[p.Partition]; old != nil && !fresh[p.Partition] {
+					st.adopt(old)
+					c.dirty[p.Partition] = struct{}{}
+					adopted = true
+				}
+				delete(c.carried, p.Partition)
+				c.parts[p.Partition] = st
 			}
 		}
+		c.mu.Unlock()
+		if adopted {
+			// Commit the adopted acks now, in this generation, before anything is handed out;
+			// what fails stays dirty for the committer (or the next revoke, or Close).
+			c.commitMu.Lock()
+			if cerr := c.commitDirty(kc); cerr != nil {
+				c.onError(cerr)
+				c.signalAcked()
+			}
+			c.commitMu.Unlock()
+		}
+		c.mu.Lock()
 		c.signalRebalance()
 		c.mu.Unlock()
 		switch {
@@ -427,8 +455,10 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		c.mu.Unlock()
 		c.dropBuffered(func(m *ck.Message) bool { return revoked[m.TopicPartition.Partition] })
 		// The acks recorded since the committer's last round go to the broker before the
-		// partition does, so the next owner skips them (C-ACK-5). A commit the group refuses
-		// (this member's generation already gone) loses them: they are delivered again.
+		// partition does, so the next owner skips them (C-ACK-5). When the group refuses the
+		// commit (this member's generation already gone: its session expired) the books are
+		// carried to the partition's next assignment to this consumer; if the partition goes
+		// to another member instead, that member delivers those messages again.
 		c.commitMu.Lock()
 		if err := c.commitDirty(kc); err != nil {
 			c.onError(err)
@@ -436,6 +466,10 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		c.commitMu.Unlock()
 		c.mu.Lock()
 		for _, p := range e.Partitions {
+			if _, refused := c.dirty[p.Partition]; refused && c.parts[p.Partition] != nil {
+				c.carried[p.Partition] = c.parts[p.Partition]
+			}
+			delete(c.dirty, p.Partition)
 			delete(c.parts, p.Partition)
 		}
 		c.signalRebalance()
@@ -488,33 +522,35 @@ func rebalancing(err error) bool {
 // auto.offset.reset can skip a message sent after Consumer returned. Transient broker errors
 // are retried for up to fixBudget. On error the returned offsets are still safe to assign:
 // the resolved start, or the committed offset / oldest retained message (never skipping).
-func (c *consumer) startOffsets(parts []ck.TopicPartition) ([]ck.TopicPartition, error) {
+// fresh holds the partitions that start at a watermark, not at a committed offset.
+func (c *consumer) startOffsets(parts []ck.TopicPartition) (out []ck.TopicPartition, fresh map[int32]bool, err error) {
 	deadline := time.Now().Add(fixBudget)
 	for {
-		out, err := c.resolveStart(parts)
+		out, fresh, err = c.resolveStart(parts)
 		if err == nil || rebalancing(err) || time.Now().After(deadline) {
-			return out, err
+			return out, fresh, err
 		}
 		c.onError(err)
 		select {
 		case <-c.stop:
-			return out, err
+			return out, fresh, err
 		case <-time.After(fixRetry):
 		}
 	}
 }
 
-func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition, error) {
+func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition, map[int32]bool, error) {
 	out := make([]ck.TopicPartition, len(parts))
 	copy(out, parts)
+	fresh := map[int32]bool{}
 	if len(parts) == 0 {
-		return out, nil
+		return out, fresh, nil
 	}
-	stored := func(err error) ([]ck.TopicPartition, error) {
+	stored := func(err error) ([]ck.TopicPartition, map[int32]bool, error) {
 		for i := range out {
 			out[i].Offset = ck.OffsetStored
 		}
-		return out, err
+		return out, fresh, err
 	}
 	ms := int(rebalanceCallTimeout / time.Millisecond)
 	committed, err := c.kc.Committed(parts, ms)
@@ -542,14 +578,15 @@ func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition,
 			start = low
 		}
 		out[i].Offset = ck.Offset(start)
+		fresh[p.Partition] = true
 		toCommit = append(toCommit, out[i])
 	}
 	if len(toCommit) > 0 {
 		if err := commit(c.kc, toCommit); err != nil {
-			return out, fmt.Errorf("commit the start position: %w", err)
+			return out, fresh, fmt.Errorf("commit the start position: %w", err)
 		}
 	}
-	return out, nil
+	return out, fresh, nil
 }
 
 func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
@@ -728,21 +765,36 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 			return mapErr(ctx, what, err)
 		}
 		// The group no longer knows this member's generation (the coordinator restarted, the
-		// session expired): librdkafka rejoins, and the rejoin revokes the partition first. Its
-		// next owner, perhaps this consumer again, resumes from the committed offset and
-		// delivers d again - an ack dropped by a revoke, as documented above. Wait for that
-		// revoke (bounded by ctx) rather than report an error the application cannot act on;
-		// if the books survived the rebalance, commit them again.
-		select {
-		case <-rebalanced:
-		case <-ctx.Done():
-			return mapErr(ctx, what, fmt.Errorf("%w (waited for the group to rebalance: %w)", err, backends.CtxErr(ctx, "rebalance")))
-		}
+		// session expired): librdkafka rejoins, and the rejoin revokes the partition first,
+		// whose commit the group refuses too, so the books are carried (see rebalance). Wait
+		// (bounded by ctx) for the rebalances rather than report an error the application
+		// cannot act on: books that survived are committed again; books adopted on this
+		// consumer's next assignment of the partition were committed there. If the partition
+		// went to another member instead, that member delivers d again - an ack dropped by a
+		// revoke, as documented above.
 		c.mu.Lock()
-		same := c.parts[p] == books
+		if c.parts[p] == books {
+			c.dirty[p] = struct{}{} // the revoke tries once more, and carries them if refused
+		}
 		c.mu.Unlock()
-		if !same {
-			return nil
+		for waiting := true; waiting; {
+			select {
+			case <-rebalanced:
+			case <-ctx.Done():
+				return mapErr(ctx, what, fmt.Errorf("%w (waited for the group to rebalance: %w)", err, backends.CtxErr(ctx, "rebalance")))
+			}
+			c.mu.Lock()
+			cur, carried := c.parts[p], c.carried[p]
+			rebalanced = c.rebalanced
+			c.mu.Unlock()
+			switch {
+			case cur == books:
+				waiting = false // commit them again
+			case cur == nil && carried == books:
+				// revoked, the books carried: wait for the next assignment
+			default:
+				return nil
+			}
 		}
 	}
 }
