@@ -43,7 +43,7 @@ func TestCheckFindsProblems(t *testing.T) {
 }
 
 func TestLessIsCatalogueOrder(t *testing.T) {
-	ids := []string{"setup", "S1", "Z9", "T1", "A10", "D2", "G3", "D10", "A1", "R5", "L1", "D1", "?", "T9"}
+	ids := []string{"setup", "S1", "Z9", "T1", "A10", "D2", "G3", "D99", "A1", "R5", "L1", "D1", "?", "T9"}
 	slices.SortStableFunc(ids, func(a, b string) int {
 		switch {
 		case Less(a, b):
@@ -54,7 +54,7 @@ func TestLessIsCatalogueOrder(t *testing.T) {
 		return 0
 	})
 	// Known IDs in table order; unknown ones after, by area then number; non-IDs last.
-	want := []string{"D1", "D2", "G3", "A1", "R5", "T1", "L1", "S1", "D10", "A10", "T9", "Z9", "?", "setup"}
+	want := []string{"D1", "D2", "G3", "A1", "R5", "T1", "L1", "S1", "D99", "A10", "T9", "Z9", "?", "setup"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("order %v, want %v", ids, want)
 	}
