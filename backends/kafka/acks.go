@@ -50,11 +50,17 @@ func (st *partAcks) fetch(off int64) bool {
 	if off+1 > st.fetched {
 		st.fetched = off + 1
 	}
-	if _, done := st.acked[off]; done || off < st.floor {
+	if st.settled(off) {
 		return false
 	}
 	st.unacked[off] = struct{}{}
 	return true
+}
+
+// settled reports whether off was acknowledged: below the commit point, or acked out of order.
+func (st *partAcks) settled(off int64) bool {
+	_, done := st.acked[off]
+	return done || off < st.floor
 }
 
 // ack records an acknowledged offset; false when it was acknowledged before.

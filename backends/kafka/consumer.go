@@ -659,11 +659,16 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 		default:
 		}
 		c.mu.Lock()
-		if len(c.buf) > 0 {
+		for len(c.buf) > 0 {
 			m := c.buf[0]
 			c.buf[0] = nil
 			c.buf = c.buf[1:]
 			c.bufBytes -= len(m.Value)
+			// A message fetched again after a Nack, and acked through its earlier delivery
+			// while it waited here, is not handed out again (A5).
+			if st := c.parts[m.TopicPartition.Partition]; st != nil && st.settled(int64(m.TopicPartition.Offset)) {
+				continue
+			}
 			c.mu.Unlock()
 			return c.delivery(m), nil
 		}

@@ -166,7 +166,7 @@ var Behaviours = []Behaviour{
 	{ID: "A5", Area: "acks", Asserts: []string{"C-NACK-1", "C-ACK-2"},
 		Level: MUST, Source: "docs/tech-specs/pubsub-abstraction.md, \"Message acknowledgement\": \"After successful handler execution, the message is acknowledged. This removes it from the subscription.\"",
 		Title:       "nack then ack: no further redelivery",
-		Requirement: "MUST stop redelivering a message once it was nacked and then acked."},
+		Requirement: "MUST redeliver a message nacked while the consumer holds another delivery, which it then acks (a handler pool settles in completion order), and stop redelivering both once the nacked one's redelivery was acked: neither comes again within a quiet window."},
 	{ID: "A6", Area: "acks", Asserts: []string{"C-ACK-1", "C-ACK-2", "C-ACK-3", "C-ACK-5"},
 		Level: MUST, Source: "docs/tech-specs/pubsub-abstraction.md, \"Consumer model\": \"Consumers support configurable concurrency — multiple async tasks within a single process can independently call `receive()` on the same subscription.\"; \"Message ordering\": \"Concurrent handler tasks within a consumer process messages in arbitrary order\" (so acks come out of order)",
 		Title:       "acks out of order acknowledge only the acked messages",
