@@ -168,9 +168,7 @@ func delivery(env *Env) {
 		}, SpecTimeout(time.Minute))
 
 		Behaviour("D8", func(ctx SpecContext) {
-			topic := newTopic(backends.ClassFlow, "d8")
-			c := subscribe(ctx, b, topic, unique("d8"))
-			props := map[string]string{
+			propsRoundTrip(ctx, b, "d8", "properties", map[string]string{
 				"Content-Type":            "Application/JSON; charset=UTF-8",
 				"content-type":            "lower case key, a different key",
 				"X-Trace.Span-ID":         "a.b-c_d",
@@ -182,21 +180,11 @@ func delivery(env *Env) {
 				strings.Repeat("K", 200):  "long key", // a longer one is D10's
 				"long-value":              strings.Repeat("0123456789abcdef", 512) + "end",
 				"tg.routing:key/with=sym": "a=b&c=d;e,f",
-			}
-			sendAll(ctx, produce(ctx, b, topic), backends.Message{Payload: []byte("d8"), Properties: props})
-			r := receiveN(ctx, c, 1, arriveWithin, ack)
-			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
-			Expect(propDiff(props, r.Got[0].Properties)).To(BeEmpty(), "properties must come back byte-exact")
+			})
 		}, SpecTimeout(specTimeout))
 
 		Behaviour("D10", func(ctx SpecContext) {
-			topic := newTopic(backends.ClassFlow, "d10")
-			c := subscribe(ctx, b, topic, unique("d10"))
-			props := map[string]string{strings.Repeat("K", 300): "a 300-byte key", "id": "d10"}
-			sendAll(ctx, produce(ctx, b, topic), backends.Message{Payload: []byte("d10"), Properties: props})
-			r := receiveN(ctx, c, 1, arriveWithin, ack)
-			Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
-			Expect(propDiff(props, r.Got[0].Properties)).To(BeEmpty(), "a 300-byte property key must come back byte-exact")
+			propsRoundTrip(ctx, b, "d10", "a 300-byte property key", map[string]string{strings.Repeat("K", 300): "a 300-byte key", "id": "d10"})
 		}, SpecTimeout(specTimeout))
 
 		BehaviourTable("D9",
@@ -226,6 +214,18 @@ func delivery(env *Env) {
 			Entry(nil, backends.ClassRequest, SpecTimeout(specTimeout)),
 		)
 	})
+}
+
+// propsRoundTrip is D8's and D10's body: one message with props (payload tag) on a new flow
+// topic comes back with exactly those properties; what names them in the failure.
+func propsRoundTrip(ctx context.Context, b backends.Backend, tag, what string, props map[string]string) {
+	GinkgoHelper()
+	topic := newTopic(backends.ClassFlow, tag)
+	c := subscribe(ctx, b, topic, unique(tag))
+	sendAll(ctx, produce(ctx, b, topic), backends.Message{Payload: []byte(tag), Properties: props})
+	r := receiveN(ctx, c, 1, arriveWithin, ack)
+	Expect(r.Got).To(HaveLen(1), "expected the message; %s", r.describe())
+	Expect(propDiff(props, r.Got[0].Properties)).To(BeEmpty(), "%s must come back byte-exact", what)
 }
 
 // collect drains a closed error channel.
