@@ -133,6 +133,12 @@ type Consumer interface {
 	// not. [C-ACK-6] A crash never costs an unacknowledged message, whatever was acked around it
 	// and in whatever order: every message the dead consumer had not acked reaches the
 	// subscription's next member. [C-ACK-7]
+	//
+	// After the subscription's members changed (a join, a close, a session lost), a message
+	// this consumer holds may have moved to another member, which delivers it again. Only then
+	// may an Ack or a Nack of this consumer's own delivery fail with an error wrapping
+	// ErrUnknownDelivery: it is not in force, and the message comes again to the subscription
+	// (or came already). An Ack that returned nil is never dropped for that reason. [C-ACK-8]
 	Ack(ctx context.Context, d Delivery) error
 	// Nack asks for d to be delivered again (to this or another member of the subscription),
 	// within a bounded delay. [C-NACK-1]

@@ -95,6 +95,8 @@ func groups(env *Env) {
 		}, SpecTimeout(specTimeout))
 
 		Behaviour("G4", func(ctx SpecContext) { loadSharing(ctx, b) }, SpecTimeout(specTimeout))
+
+		Behaviour("G5", func(ctx SpecContext) { ackAcrossJoins(ctx, b) }, SpecTimeout(specTimeout))
 	})
 }
 
@@ -298,4 +300,69 @@ func competing(ctx context.Context, b backends.Backend, atOnce bool, n int, note
 		"expected the group to receive all %d messages within %s; per consumer: %s%s", n, waited, perConsumer(per), noted(note))
 	Expect(duplicated(union)).To(BeEmpty(),
 		"expected each message to reach exactly one consumer; per consumer: %s%s", perConsumer(per), noted(note))
+}
+
+// moveRounds and moveWithin bound G5's search for a join that moves the held message: each
+// round a new member joins and receives for moveWithin. Kafka's range assignor gives the
+// single partition to the member with the lowest (random) member ID, so a round moves it with
+// probability 1/2 there; brokers that keep a held message with its consumer never move it.
+const (
+	moveRounds = 5
+	moveWithin = 2 * time.Second
+)
+
+// ackAcrossJoins is G5: a consumer holds g5-0 while new members join its shared subscription
+// one at a time (each closed again unless the message moved to it), then acks it. An Ack
+// that returned nil is in force: g5-0 does not come again after every member closed and the
+// subscription is reopened (C-ACK-2). An Ack refused with ErrUnknownDelivery (C-ACK-8: the
+// members changed) is not: g5-0 comes again. Either way nothing is lost (the history).
+func ackAcrossJoins(ctx context.Context, b backends.Backend) {
+	topic := newTopic(backends.ClassFlow, "g5")
+	sub := unique("g5")
+	c1 := subscribe(ctx, b, topic, sub)
+	p := produce(ctx, b, topic)
+	sendAll(ctx, p, msg("g5", 0))
+	first := receivePayload(ctx, c1, "g5-0", arriveWithin, keep)
+	Expect(payloads(first.Got)).To(ContainElement("g5-0"), "g5-0 must reach the first member; %s", first.describe())
+	held := first.Got[len(first.Got)-1]
+
+	var mover backends.Consumer
+	moved := "g5-0 stayed with the first member through " + fmt.Sprint(moveRounds) + " joins"
+	for round := 1; round <= moveRounds && mover == nil; round++ {
+		cn := subscribe(ctx, b, topic, sub)
+		r := receivePayload(ctx, cn, "g5-0", moveWithin, keep)
+		if contains(r.Got, "g5-0") {
+			mover, moved = cn, fmt.Sprintf("g5-0 moved to the member that joined in round %d", round)
+			break
+		}
+		closeNow(ctx, cn)
+	}
+	ackErr := c1.Ack(ctx, held)
+	if ackErr != nil {
+		Expect(ackErr).To(MatchError(backends.ErrUnknownDelivery),
+			"the first member's Ack of g5-0 after the joins (%s) may fail only with ErrUnknownDelivery (C-ACK-8); got %v", moved, ackErr)
+	}
+	outcome := "returned nil"
+	if ackErr != nil {
+		outcome = "was refused: " + ackErr.Error()
+	}
+	AddReportEntry("G5 move", fmt.Sprintf("%s; the first member's Ack %s", moved, outcome), ReportEntryVisibilityAlways)
+
+	// Everyone leaves without acking anything more; a new member reads the subscription.
+	if mover != nil {
+		closeNow(ctx, mover)
+	}
+	closeNow(ctx, c1)
+	c := subscribe(ctx, b, topic, sub)
+	sendAll(ctx, p, msg("g5-marker", 0))
+	after := receivePayload(ctx, c, "g5-marker-0", arriveWithin, ack)
+	Expect(payloads(after.Got)).To(ContainElement("g5-marker-0"), "the marker sent after the reopen must arrive; %s", after.describe())
+	if ackErr == nil {
+		Expect(payloads(after.Got)).NotTo(ContainElement("g5-0"),
+			"g5-0 was acked by the first member after the joins (its Ack returned nil; %s) but came again after the reopen: the ack was dropped; %s", moved, after.describe())
+	} else {
+		Expect(payloads(after.Got)).To(ContainElement("g5-0"),
+			"the first member's Ack of g5-0 was refused (%v), so g5-0, acked by no one, must come again after the reopen; %s", ackErr, after.describe())
+	}
+	checkHistory(b, false)
 }

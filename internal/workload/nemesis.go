@@ -285,7 +285,10 @@ func (r *run) kill(f FaultStep) error {
 		r.tolerate(fmt.Errorf("kill: the victim's consumer on %s: %w", s.label, err))
 		return nil
 	}
-	victim := &member{c: c, sub: s, label: s.label, nacked: map[string]time.Time{}, ids: map[string]int{}}
+	if s.mode == backends.Shared {
+		s.changes += 2 // the victim joins, and leaves when its client is killed
+	}
+	victim := newMember(c, s, s.label)
 	for i := range 2 {
 		ok, err := r.receive(victim, r.cfg.LongReceive)
 		if err != nil || !ok {

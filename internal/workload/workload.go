@@ -187,6 +187,9 @@ type subscription struct {
 	pos     backends.Position
 	mode    backends.Mode
 	members int // consumers opened on it (unique: its subscribers)
+	// changes counts the joins and closes of its members (shared mode): a message held across
+	// one may move to another member (C-ACK-8).
+	changes int
 }
 
 type member struct {
@@ -196,15 +199,26 @@ type member struct {
 	held   []backends.Delivery
 	nacked map[string]time.Time // keys nacked by this consumer, awaited again
 	ids    map[string]int       // how often this consumer handed out each delivery ID
+	heldAt map[string]int       // sub.changes when each delivery ID was handed out
 }
 
-// settleErr is err, or nil when it is ErrUnknownDelivery for a delivery this consumer handed
-// out more than once (a duplicate the checkers report; the second settle of one ID may fail).
-func (m *member) settleErr(d backends.Delivery, err error) error {
-	if errors.Is(err, backends.ErrUnknownDelivery) && m.ids[d.ID] > 1 {
-		return nil
+func newMember(c backends.Consumer, s *subscription, label string) *member {
+	return &member{c: c, sub: s, label: label, nacked: map[string]time.Time{}, ids: map[string]int{}, heldAt: map[string]int{}}
+}
+
+// settleErr is err, or nil when err is ErrUnknownDelivery for a delivery this consumer handed
+// out more than once (a duplicate the checkers report; the second settle of one ID may fail)
+// or held while its subscription's members changed: the message may have moved to another
+// member, and the contract lets the settle fail then (C-ACK-8). refused says the settle was
+// such a failure: it is not in force, and the message comes again.
+func (m *member) settleErr(d backends.Delivery, err error) (_ error, refused bool) {
+	if !errors.Is(err, backends.ErrUnknownDelivery) {
+		return err, false
 	}
-	return err
+	if m.ids[d.ID] > 1 || m.sub.changes > m.heldAt[d.ID] {
+		return nil, true
+	}
+	return err, false
 }
 
 type run struct {
@@ -371,11 +385,14 @@ func (r *run) join(s *subscription) error {
 		return fmt.Errorf("consumer on %s: %w", s.label, err)
 	}
 	s.members++
+	if s.mode == backends.Shared {
+		s.changes++
+	}
 	label := s.label
 	if s.mode == backends.Unique {
 		label = fmt.Sprintf("%s#%d", s.label, s.members)
 	}
-	r.members = append(r.members, &member{c: c, sub: s, label: label, nacked: map[string]time.Time{}, ids: map[string]int{}})
+	r.members = append(r.members, newMember(c, s, label))
 	return nil
 }
 
@@ -406,7 +423,20 @@ func (r *run) got(m *member, d backends.Delivery) {
 	}
 	r.seen[m.label][k] = true
 	m.ids[d.ID]++
+	m.heldAt[d.ID] = m.sub.changes
 	// A nacked message awaited by any open consumer of the same subscription came again.
+	for _, o := range r.live() {
+		if o.label == m.label {
+			delete(o.nacked, k)
+		}
+	}
+}
+
+// acked records an Ack of d by m that returned nil: a nacked message acked through another
+// delivery of it (handed out twice across a rebalance) is done, and no longer awaited
+// (history.ackedAfter judges the same).
+func (r *run) acked(m *member, d backends.Delivery) {
+	k := history.KeyOf(d.Payload)
 	for _, o := range r.live() {
 		if o.label == m.label {
 			delete(o.nacked, k)
@@ -441,7 +471,7 @@ func (r *run) settle(m *member, i int, nack bool) error {
 	ctx, cancel := r.call()
 	defer cancel()
 	if nack {
-		err := m.settleErr(d, m.c.Nack(ctx, d))
+		err, refused := m.settleErr(d, m.c.Nack(ctx, d))
 		if err != nil && r.faulty() { // not settled: it may come again (allowed under faults)
 			r.tolerate(fmt.Errorf("nack on %s: %w", m.label, err))
 			return nil
@@ -449,16 +479,21 @@ func (r *run) settle(m *member, i int, nack bool) error {
 		if err != nil {
 			return fmt.Errorf("nack: %w", err)
 		}
-		m.nacked[history.KeyOf(d.Payload)] = time.Now()
+		if !refused {
+			m.nacked[history.KeyOf(d.Payload)] = time.Now()
+		}
 		return nil
 	}
-	err := m.settleErr(d, m.c.Ack(ctx, d))
+	err, refused := m.settleErr(d, m.c.Ack(ctx, d))
 	if err != nil && r.faulty() {
 		r.tolerate(fmt.Errorf("ack on %s: %w", m.label, err))
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("ack: %w", err)
+	}
+	if !refused {
+		r.acked(m, d)
 	}
 	return nil
 }
@@ -468,6 +503,9 @@ func (r *run) closeMember(m *member) error {
 	err := m.c.Close(ctx)
 	cancel()
 	m.c, m.held, m.nacked = nil, nil, nil
+	if m.sub.mode == backends.Shared {
+		m.sub.changes++
+	}
 	if err != nil && r.faulty() {
 		r.tolerate(fmt.Errorf("close on %s: %w", m.label, err))
 		return nil
@@ -628,15 +666,19 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) er
 		m.held = slices.Delete(m.held, i, i+1)
 		ctx, cancel := r.call()
 		defer cancel()
-		err := m.settleErr(d, m.c.Ack(ctx, d))
+		ackErr := m.c.Ack(ctx, d)
+		mu.Lock()
+		defer mu.Unlock()
+		err, refused := m.settleErr(d, ackErr)
 		if err != nil && r.faulty() {
-			mu.Lock()
 			r.tolerate(fmt.Errorf("drain ack on %s: %w", m.label, err))
-			mu.Unlock()
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("ack: %w", err)
+		}
+		if !refused {
+			r.acked(m, d)
 		}
 		return nil
 	}
