@@ -32,10 +32,14 @@ type partAcks struct {
 	fetched int64              // one past the highest offset fetched in this assignment
 	unacked map[int64]struct{} // fetched (buffered or handed out), not acked
 	acked   map[int64]struct{} // acked at or above floor (out of order)
+	// held: handed out to the application and neither acked nor nacked since. A Nack's seek
+	// fetches them again; they are not handed out twice (W1 seed 1796183138: the nack of an
+	// earlier message gave a held later one to the same consumer again).
+	held map[int64]struct{}
 }
 
 func newPartAcks(start int64, acked []int64) *partAcks {
-	st := &partAcks{floor: start, fetched: start, unacked: map[int64]struct{}{}, acked: map[int64]struct{}{}}
+	st := &partAcks{floor: start, fetched: start, unacked: map[int64]struct{}{}, acked: map[int64]struct{}{}, held: map[int64]struct{}{}}
 	for _, o := range acked {
 		if o >= start {
 			st.acked[o] = struct{}{}
@@ -63,8 +67,22 @@ func (st *partAcks) settled(off int64) bool {
 	return done || off < st.floor
 }
 
+// handOut records that off goes to the application and reports whether it may: false when
+// it is settled or held already (fetched again by a seek while the application holds it).
+func (st *partAcks) handOut(off int64) bool {
+	if _, dup := st.held[off]; dup || st.settled(off) {
+		return false
+	}
+	st.held[off] = struct{}{}
+	return true
+}
+
+// release records a Nack of off: it is no longer held, so its next fetch is handed out.
+func (st *partAcks) release(off int64) { delete(st.held, off) }
+
 // ack records an acknowledged offset; false when it was acknowledged before.
 func (st *partAcks) ack(off int64) bool {
+	delete(st.held, off)
 	if off < st.floor {
 		return false
 	}

@@ -92,3 +92,21 @@ func TestAdoptedBooksKeepTheRefusedAcks(t *testing.T) {
 		}
 	}
 }
+
+func TestHeldOffsetsAreHandedOutOnce(t *testing.T) {
+	st := newPartAcks(0, nil)
+	for o := int64(0); o < 3; o++ {
+		st.fetch(o)
+		if !st.handOut(o) {
+			t.Fatalf("first hand-out of %d refused", o)
+		}
+	}
+	st.release(0) // nacked
+	st.ack(2)
+	for o, want := range map[int64]bool{0: true, 1: false, 2: false} { // fetched again by the seek
+		st.fetch(o)
+		if got := st.handOut(o); got != want {
+			t.Errorf("after the nack of 0: hand-out of %d = %v; want %v (0 nacked, 1 held, 2 acked)", o, got, want)
+		}
+	}
+}

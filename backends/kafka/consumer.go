@@ -606,7 +606,9 @@ func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
 	c.buf, c.bufBytes = kept, bytes
 }
 
-// seek serves a Nack on the poll goroutine: buffered messages of the partition are dropped
+// seek serves a Nack on the poll goroutine (where the assignment changes too, so c.parts is
+// the assignment here): a partition revoked since the delivery is the moved error (C-ACK-8).
+// Otherwise buffered messages of the partition are dropped
 // (they come again after the seek) and the fetch position moves back to the nacked offset -
 // or stays at an earlier Nack's offset whose message has not come again yet: seeking to a
 // later nacked offset then would skip the earlier one until the consumer is reopened (found
@@ -617,6 +619,15 @@ func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
 // back to it too: dropping it and seeking past it skipped it (W1 seed 1796172496, two nacks
 // of held deliveries, the earlier first; TestIntegrationNackAfterRefetchKeepsEarlierNack).
 func (c *consumer) seek(r seekReq) error {
+	c.mu.Lock()
+	st := c.parts[r.partition]
+	if st != nil {
+		st.release(r.offset)
+	}
+	c.mu.Unlock()
+	if st == nil {
+		return c.moved("nack", r.partition, r.offset)
+	}
 	target := r.offset
 	c.dropBuffered(func(m *ck.Message) bool {
 		if m.TopicPartition.Partition != r.partition {
@@ -634,20 +645,16 @@ func (c *consumer) seek(r seekReq) error {
 	c.rewind[r.partition] = target
 	c.mu.Unlock()
 	err := c.kc.Seek(ck.TopicPartition{Topic: &c.name, Partition: r.partition, Offset: ck.Offset(target)}, 0)
-	if err == nil {
-		return nil
-	}
-	parts, aerr := c.kc.Assignment()
-	if aerr == nil {
-		for _, p := range parts {
-			if p.Partition == r.partition {
-				return mapErr(nil, "kafka nack: seek", err)
-			}
-		}
-	}
-	// The partition moved to another member, which resumes from the committed offset and
-	// so delivers the message again: nothing left to do here.
-	return nil
+	return mapErr(nil, "kafka nack: seek", err)
+}
+
+// moved is the error of an Ack or Nack whose partition was revoked from this consumer after
+// the delivery (C-ACK-8): the member that holds it now starts from the committed offset,
+// which this ack never reached, and delivers the message again. Kafka's Java client reports
+// the same case as a CommitFailedException.
+func (c *consumer) moved(what string, partition int32, offset int64) error {
+	return fmt.Errorf("kafka %s: %w: offset %d of partition %d was revoked from this consumer of group %s after its delivery (a rebalance); the partition's owner delivers it again",
+		what, backends.ErrUnknownDelivery, offset, partition, c.group)
 }
 
 // Receive implements backends.Consumer.
@@ -664,9 +671,9 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 			c.buf[0] = nil
 			c.buf = c.buf[1:]
 			c.bufBytes -= len(m.Value)
-			// A message fetched again after a Nack, and acked through its earlier delivery
-			// while it waited here, is not handed out again (A5).
-			if st := c.parts[m.TopicPartition.Partition]; st != nil && st.settled(int64(m.TopicPartition.Offset)) {
+			// A message fetched again after a Nack and still held through its earlier delivery,
+			// or acked through it while it waited here (A5), is not handed out again.
+			if st := c.parts[m.TopicPartition.Partition]; st != nil && !st.handOut(int64(m.TopicPartition.Offset)) {
 				continue
 			}
 			c.mu.Unlock()
@@ -736,8 +743,8 @@ func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
 // each partition revoke commit what is left, synchronously (C-ACK-5, C-ACK-6). With KAFKA_ACK_SYNC every Ack commits before it returns, and an ack
 // whose commit finds this member's group generation gone (a broker restart, an expired
 // session) waits, within ctx, for the revoke that librdkafka's rejoin brings (R6). Either way,
-// when the partition was revoked since d was received the ack is dropped: the partition's next
-// owner delivers d again.
+// when the partition was revoked since d was received the ack fails with the moved error
+// (ErrUnknownDelivery, C-ACK-8): the partition's next owner delivers d again.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	p, off, err := c.own("ack", d)
 	if err != nil {
@@ -750,22 +757,41 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	}
 	c.mu.Lock()
 	st := c.parts[p]
-	changed := st != nil && st.ack(off)
-	if changed && !c.b.kc.AckSync {
+	if st == nil {
+		c.mu.Unlock()
+		return c.moved("ack", p, off)
+	}
+	changed := st.ack(off)
+	if changed {
+		// Dirty in both modes: a revoke before this ack's own commit (KAFKA_ACK_SYNC) commits
+		// it too, or carries it when the group refuses.
 		c.dirty[p] = struct{}{}
 	}
 	c.mu.Unlock()
-	if changed && !c.b.kc.AckSync {
-		c.signalAcked()
+	if !changed {
+		return nil // acked before
 	}
-	if !changed || !c.b.kc.AckSync {
-		return nil // acked before, no longer ours, or the committer's to commit
+	if !c.b.kc.AckSync {
+		c.signalAcked()
+		return nil // the committer's to commit
 	}
 	ctx, cancel := withDefault(ctx)
 	defer cancel()
 	what := fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group)
 	for {
 		books, rebalanced, err := c.commitBooks(ctx, p)
+		if err == nil && books == nil {
+			// Revoked before this commit: the revoke committed the books, or carried them
+			// when the group refused; then wait for the next assignment, as below.
+			c.mu.Lock()
+			books, rebalanced = st, c.rebalanced
+			carried := c.carried[p] == st
+			c.mu.Unlock()
+			if !carried {
+				return nil
+			}
+			err = errRefused
+		}
 		if err == nil || !rebalancing(err) {
 			return mapErr(ctx, what, err)
 		}
@@ -803,6 +829,10 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		}
 	}
 }
+
+// errRefused stands for the revoke's refused commit when a KAFKA_ACK_SYNC Ack finds its books
+// carried: the member's generation was gone.
+var errRefused = ck.NewError(ck.ErrIllegalGeneration, "the revoke's commit of these acks was refused (generation gone); carried to the next assignment", false)
 
 // commitBooks commits partition p's books as they are when its turn comes (commitMu), and
 // returns the commit's error with the books it committed and the rebalance signal of that

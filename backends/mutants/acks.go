@@ -45,7 +45,30 @@ func init() {
 				}}
 			},
 		},
+		Variant{
+			Name:    "ack-swallows-moved",
+			Catches: []string{"G5"},
+			// Only Kafka moves a held message to a joining member (a rebalance of the
+			// partition); the other brokers keep it with its consumer.
+			Bases:  []string{"kafka"},
+			Defect: "an Ack of a delivery whose message moved to another member (C-ACK-8) returns nil instead of the error: the ack is dropped and the message processed twice",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMoved{c} })
+			},
+		},
 	)
+}
+
+// swallowMoved: ack-swallows-moved (a foreign delivery's error is swallowed too; A8 would
+// kill that, but the variant is run against G5 and its sanity spec only).
+type swallowMoved struct{ backends.Consumer }
+
+func (c swallowMoved) Ack(ctx context.Context, d backends.Delivery) error {
+	err := c.Consumer.Ack(ctx, d)
+	if errors.Is(err, backends.ErrUnknownDelivery) {
+		return nil
+	}
+	return err
 }
 
 // deferredAcks holds acks back: until Close (flushOnClose), or for a background loop that Close
