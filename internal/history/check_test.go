@@ -308,6 +308,22 @@ func TestNackNotRedeliveredNotWithinBoundOrRedelivered(t *testing.T) {
 	none(t, b.check(p)) // C-CAP-1
 }
 
+// A message delivered twice (a member joined in between), nacked through one delivery and
+// acked through the other, owes no redelivery: it is done.
+func TestNackOfAMessageAckedThroughAnotherDelivery(t *testing.T) {
+	twice := func() *builder {
+		return newBuilder().
+			consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+			send("p1", flow, "m1", 20, 30, nil).
+			recv("c1", "m1", "d1", 40, 50).
+			consumer("c2", flow, "s", backends.Latest, backends.Shared, 52, 55).
+			recv("c1", "m1", "d1", 60, 70).
+			settle(Nack, "c1", "m1", "d1", 72, 74)
+	}
+	none(t, twice().settle(Ack, "c1", "m1", "d1", 76, 78).recvTimeout("c1", 80, 40_000, 40_000).check(DefaultPolicy()))
+	only(t, twice().recvTimeout("c1", 80, 40_000, 40_000).check(DefaultPolicy()), NackNotRedelivered, 1)
+}
+
 func TestWrongSubscriptionLatest(t *testing.T) {
 	fs := newBuilder().
 		send("p1", flow, "m1", 0, 10, nil).
