@@ -97,6 +97,8 @@ func groups(env *Env) {
 		Behaviour("G4", func(ctx SpecContext) { loadSharing(ctx, b) }, SpecTimeout(specTimeout))
 
 		Behaviour("G5", func(ctx SpecContext) { ackAcrossJoins(ctx, b) }, SpecTimeout(specTimeout))
+
+		Behaviour("G6", func(ctx SpecContext) { nackAcrossJoins(ctx, b) }, SpecTimeout(specTimeout))
 	})
 }
 
@@ -364,5 +366,87 @@ func ackAcrossJoins(ctx context.Context, b backends.Backend) {
 		Expect(payloads(after.Got)).To(ContainElement("g5-0"),
 			"the first member's Ack of g5-0 was refused (%v), so g5-0, acked by no one, must come again after the reopen; %s", ackErr, after.describe())
 	}
+	checkHistory(b, false)
+}
+
+// nackMoveRounds and nackJoiners bound G6's search for a join that moves the held message:
+// each round nackJoiners new members join and receive for moveWithin. Kafka's range assignor
+// gives the single partition to the member with the lowest (random) member ID, so a round of
+// two joiners moves it with probability 2/3 there, and five rounds miss with probability
+// 1/243; brokers that keep a held message with its consumer never move it.
+const (
+	nackMoveRounds = 5
+	nackJoiners    = 2
+)
+
+// nackAcrossJoins is G6: a consumer holds g6-0 while new members join its shared subscription;
+// when the message moves to one of them, that member acks it and every new member closes, so
+// the subscription is the first member's again (a marker sent then reaches it). Then the first
+// member nacks its old delivery of g6-0. A Nack that returned nil is in force: g6-0 comes again
+// (C-NACK-1). It may be refused with ErrUnknownDelivery, as the members changed (C-ACK-8). A
+// Nack that returns nil and redelivers nothing is the defect W1 found on Kafka (seed
+// 1796307262): the first member's new assignment started past g6-0, acked by the member it
+// moved to, and the seek back to it fetched a message the books skip.
+func nackAcrossJoins(ctx context.Context, b backends.Backend) {
+	topic := newTopic(backends.ClassFlow, "g6")
+	sub := unique("g6")
+	c1 := subscribe(ctx, b, topic, sub)
+	p := produce(ctx, b, topic)
+	sendAll(ctx, p, msg("g6", 0))
+	first := receivePayload(ctx, c1, "g6-0", arriveWithin, keep)
+	Expect(payloads(first.Got)).To(ContainElement("g6-0"), "g6-0 must reach the first member; %s", first.describe())
+	held := first.Got[len(first.Got)-1]
+
+	moved := fmt.Sprintf("g6-0 stayed with the first member through %d rounds of %d joins", nackMoveRounds, nackJoiners)
+	for round := 1; round <= nackMoveRounds; round++ {
+		joined := make([]backends.Consumer, nackJoiners)
+		for i := range joined {
+			joined[i] = subscribe(ctx, b, topic, sub)
+		}
+		got := make([]received, len(joined))
+		var wg sync.WaitGroup
+		for i, c := range joined {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				got[i] = receivePayload(ctx, c, "g6-0", moveWithin, keep)
+			})
+		}
+		wg.Wait()
+		mover := slices.IndexFunc(got, func(r received) bool { return contains(r.Got, "g6-0") })
+		if mover >= 0 {
+			d := got[mover].Got[len(got[mover].Got)-1]
+			actx, cancel := context.WithTimeout(ctx, callWithin)
+			err := joined[mover].Ack(actx, d)
+			cancel()
+			Expect(err).NotTo(HaveOccurred(), "the member g6-0 moved to (round %d) acks it", round)
+			moved = fmt.Sprintf("g6-0 moved to a member that joined in round %d, which acked it", round)
+		}
+		for _, c := range joined {
+			closeNow(ctx, c)
+		}
+		if mover >= 0 {
+			break
+		}
+	}
+	// The first member is the subscription's only member again: a marker reaches it.
+	sendAll(ctx, p, msg("g6-marker", 0))
+	back := receivePayload(ctx, c1, "g6-marker-0", arriveWithin, ack)
+	Expect(payloads(back.Got)).To(ContainElement("g6-marker-0"),
+		"with the new members closed (%s), the marker must reach the first member; %s", moved, back.describe())
+
+	nctx, cancel := context.WithTimeout(ctx, callWithin)
+	nackErr := c1.Nack(nctx, held)
+	cancel()
+	if nackErr != nil {
+		Expect(nackErr).To(MatchError(backends.ErrUnknownDelivery),
+			"the first member's Nack of g6-0 after the joins (%s) may fail only with ErrUnknownDelivery (C-ACK-8); got %v", moved, nackErr)
+		AddReportEntry("G6 move", fmt.Sprintf("%s; the first member's Nack was refused: %v", moved, nackErr), ReportEntryVisibilityAlways)
+		checkHistory(b, false)
+		return
+	}
+	AddReportEntry("G6 move", moved+"; the first member's Nack returned nil", ReportEntryVisibilityAlways)
+	again := receivePayload(ctx, c1, "g6-0", redeliverWithin, ack)
+	Expect(payloads(again.Got)).To(ContainElement("g6-0"),
+		"the first member's Nack of g6-0 after the joins returned nil (%s), so g6-0 must come again within %s (C-NACK-1); %s", moved, redeliverWithin, again.describe())
 	checkHistory(b, false)
 }
