@@ -36,6 +36,10 @@ type partAcks struct {
 	// fetches them again; they are not handed out twice (W1 seed 1796183138: the nack of an
 	// earlier message gave a held later one to the same consumer again).
 	held map[int64]struct{}
+	// assignment numbers this consumer's assignments of the partition: a delivery carries the
+	// number of the books it was handed out from, so an Ack or Nack can tell a delivery of an
+	// earlier assignment (the partition moved away and came back meanwhile) from its own.
+	assignment uint64
 }
 
 func newPartAcks(start int64, acked []int64) *partAcks {

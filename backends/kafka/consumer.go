@@ -88,12 +88,15 @@ type consumer struct {
 	// rebalanced is closed (and replaced) at every revoke and assignment: an Ack whose commit
 	// found the membership stale waits on it for the revoke that follows.
 	rebalanced chan struct{}
+	// assignments counts the books made (partAcks.assignment), under mu.
+	assignments uint64
 }
 
 type seekReq struct {
-	partition int32
-	offset    int64
-	done      chan error
+	partition  int32
+	offset     int64
+	assignment uint64 // of the nacked delivery's books
+	done       chan error
 }
 
 // Consumer implements backends.Backend. It returns only after this member's group join and
@@ -305,7 +308,7 @@ func (c *consumer) track(m *ck.Message) bool {
 	st := c.parts[p]
 	if st == nil {
 		// Assigned without a fixed start (a failed position fix): start the books here.
-		st = newPartAcks(off, nil)
+		st = c.newBooks(off, nil)
 		c.parts[p] = st
 	}
 	return st.fetch(off)
@@ -403,7 +406,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 				if p.Metadata != nil {
 					meta = *p.Metadata
 				}
-				st := newPartAcks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
+				st := c.newBooks(int64(p.Offset), decodeAcked(int64(p.Offset), meta))
 				// Books whose commit was refused at the last revoke: their acks still stand,
 				// unless the partition starts fresh (its topic deleted and created again).
 				if old := c.carried[p.Partition]; old != nil && !fresh[p.Partition] {
@@ -480,6 +483,14 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 		}
 	}
 	return nil
+}
+
+// newBooks starts the books of a new assignment of a partition; c.mu is held.
+func (c *consumer) newBooks(start int64, acked []int64) *partAcks {
+	c.assignments++
+	st := newPartAcks(start, acked)
+	st.assignment = c.assignments
+	return st
 }
 
 // assign and unassign change the member's assignment the way the group's rebalance protocol
@@ -618,17 +629,27 @@ func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
 // handed out yet: the earlier rewind point is cleared when it is fetched) moves the target
 // back to it too: dropping it and seeking past it skipped it (W1 seed 1796172496, two nacks
 // of held deliveries, the earlier first; TestIntegrationNackAfterRefetchKeepsEarlierNack).
+//
+// A delivery of an earlier assignment of the partition (it moved to another member and came
+// back since) is refused as moved too when the partition's books settled it meanwhile: the
+// member it moved to acked it, this assignment starts past it, and seeking back to it fetched a
+// message the books skip, so the Nack returned nil and nothing came again (W1 seed 1796307262;
+// G6). Nor does a Nack ever seek forward past what this assignment fetched: an earlier
+// assignment's delivery may lie beyond the new fetch position, and seeking there skipped the
+// messages in between.
 func (c *consumer) seek(r seekReq) error {
 	c.mu.Lock()
 	st := c.parts[r.partition]
-	if st != nil {
+	refused := st == nil || (st.assignment != r.assignment && st.settled(r.offset))
+	target := r.offset
+	if !refused {
 		st.release(r.offset)
+		target = min(target, st.fetched)
 	}
 	c.mu.Unlock()
-	if st == nil {
+	if refused {
 		return c.moved("nack", r.partition, r.offset)
 	}
-	target := r.offset
 	c.dropBuffered(func(m *ck.Message) bool {
 		if m.TopicPartition.Partition != r.partition {
 			return false
@@ -653,7 +674,7 @@ func (c *consumer) seek(r seekReq) error {
 // which this ack never reached, and delivers the message again. Kafka's Java client reports
 // the same case as a CommitFailedException.
 func (c *consumer) moved(what string, partition int32, offset int64) error {
-	return fmt.Errorf("kafka %s: %w: offset %d of partition %d was revoked from this consumer of group %s after its delivery (a rebalance); the partition's owner delivers it again",
+	return fmt.Errorf("kafka %s: %w: offset %d of partition %d was revoked from this consumer of group %s after its delivery (a rebalance); the partition's owner delivers it again, or acked it already",
 		what, backends.ErrUnknownDelivery, offset, partition, c.group)
 }
 
@@ -673,11 +694,16 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 			c.bufBytes -= len(m.Value)
 			// A message fetched again after a Nack and still held through its earlier delivery,
 			// or acked through it while it waited here (A5), is not handed out again.
-			if st := c.parts[m.TopicPartition.Partition]; st != nil && !st.handOut(int64(m.TopicPartition.Offset)) {
+			st := c.parts[m.TopicPartition.Partition]
+			if st != nil && !st.handOut(int64(m.TopicPartition.Offset)) {
 				continue
 			}
+			var assignment uint64
+			if st != nil {
+				assignment = st.assignment
+			}
 			c.mu.Unlock()
-			return c.delivery(m), nil
+			return c.delivery(m, assignment), nil
 		}
 		c.mu.Unlock()
 		select {
@@ -691,46 +717,52 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 	}
 }
 
-func (c *consumer) delivery(m *ck.Message) backends.Delivery {
+func (c *consumer) delivery(m *ck.Message, assignment uint64) backends.Delivery {
 	return backends.Delivery{
-		ID:         encodeID(c.token, m.TopicPartition.Partition, int64(m.TopicPartition.Offset)),
+		ID:         encodeID(c.token, assignment, m.TopicPartition.Partition, int64(m.TopicPartition.Offset)),
 		Topic:      c.topic,
 		Payload:    m.Value,
 		Properties: fromHeaders(m.Headers),
 	}
 }
 
-// encodeID is a Delivery.ID: "<token>:<partition>:<offset>", token being the consumer's.
-func encodeID(token string, partition int32, offset int64) string {
-	return token + ":" + strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
+// encodeID is a Delivery.ID: "<token>:<assignment>:<partition>:<offset>", token being the
+// consumer's and assignment the number of the books it was handed out from.
+func encodeID(token string, assignment uint64, partition int32, offset int64) string {
+	return token + ":" + strconv.FormatUint(assignment, 10) + ":" + strconv.FormatInt(int64(partition), 10) + ":" + strconv.FormatInt(offset, 10)
 }
 
-func decodeID(id string) (token string, partition int32, offset int64, err error) {
-	token, rest, ok := strings.Cut(id, ":")
-	ps, os, ok2 := strings.Cut(rest, ":")
-	if ok && ok2 && token != "" {
-		var p int64
-		p, err = strconv.ParseInt(ps, 10, 32)
-		if err == nil {
-			offset, err = strconv.ParseInt(os, 10, 64)
-		}
-		if err == nil && p >= 0 && offset >= 0 {
-			return token, int32(p), offset, nil
+// deliveryID is a decoded Delivery.ID.
+type deliveryID struct {
+	token      string
+	assignment uint64
+	partition  int32
+	offset     int64
+}
+
+func decodeID(id string) (deliveryID, error) {
+	f := strings.Split(id, ":")
+	if len(f) == 4 && f[0] != "" {
+		a, err1 := strconv.ParseUint(f[1], 10, 64)
+		p, err2 := strconv.ParseInt(f[2], 10, 32)
+		off, err3 := strconv.ParseInt(f[3], 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil && p >= 0 && off >= 0 {
+			return deliveryID{token: f[0], assignment: a, partition: int32(p), offset: off}, nil
 		}
 	}
-	return "", 0, 0, fmt.Errorf("%w: %q is not a kafka delivery id (want \"token:partition:offset\")", backends.ErrUnknownDelivery, id)
+	return deliveryID{}, fmt.Errorf("%w: %q is not a kafka delivery id (want \"token:assignment:partition:offset\")", backends.ErrUnknownDelivery, id)
 }
 
 // own decodes d's ID and checks this consumer handed it out.
-func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
-	token, p, off, err := decodeID(d.ID)
+func (c *consumer) own(what string, d backends.Delivery) (deliveryID, error) {
+	id, err := decodeID(d.ID)
 	if err != nil {
-		return 0, 0, fmt.Errorf("kafka %s: %w", what, err)
+		return id, fmt.Errorf("kafka %s: %w", what, err)
 	}
-	if token != c.token {
-		return 0, 0, fmt.Errorf("kafka %s: %w: %q was handed out by another consumer, not by %s on %s", what, backends.ErrUnknownDelivery, d.ID, c.group, c.name)
+	if id.token != c.token {
+		return id, fmt.Errorf("kafka %s: %w: %q was handed out by another consumer, not by %s on %s", what, backends.ErrUnknownDelivery, d.ID, c.group, c.name)
 	}
-	return p, off, nil
+	return id, nil
 }
 
 // Ack implements backends.Consumer: d is recorded as acknowledged in its partition's books,
@@ -746,10 +778,11 @@ func (c *consumer) own(what string, d backends.Delivery) (int32, int64, error) {
 // when the partition was revoked since d was received the ack fails with the moved error
 // (ErrUnknownDelivery, C-ACK-8): the partition's next owner delivers d again.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
-	p, off, err := c.own("ack", d)
+	id, err := c.own("ack", d)
 	if err != nil {
 		return err
 	}
+	p, off := id.partition, id.offset
 	select {
 	case <-c.closed:
 		return fmt.Errorf("kafka ack: consumer %s: %w", c.group, backends.ErrClosed)
@@ -962,11 +995,11 @@ func (c *consumer) commitDirty(kc *ck.Consumer) error {
 // partition's books, so no commit moves past it, and messages acked after it are skipped
 // when they are fetched again.
 func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
-	p, off, err := c.own("nack", d)
+	id, err := c.own("nack", d)
 	if err != nil {
 		return err
 	}
-	r := seekReq{partition: p, offset: off, done: make(chan error, 1)}
+	r := seekReq{partition: id.partition, offset: id.offset, assignment: id.assignment, done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
 	case <-c.closed:

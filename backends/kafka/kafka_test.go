@@ -16,18 +16,15 @@ import (
 // Unit tests: no broker needed.
 
 func TestIDRoundTrip(t *testing.T) {
-	for _, c := range []struct {
-		p   int32
-		off int64
-	}{{0, 0}, {0, 42}, {3, 1 << 40}} {
-		id := encodeID("tok", c.p, c.off)
-		tok, p, off, err := decodeID(id)
-		if err != nil || tok != "tok" || p != c.p || off != c.off {
-			t.Fatalf("decodeID(%q) = %q, %d, %d, %v; want tok, %d, %d", id, tok, p, off, err, c.p, c.off)
+	for _, c := range []deliveryID{{"tok", 0, 0, 0}, {"tok", 7, 0, 42}, {"tok", 1 << 33, 3, 1 << 40}} {
+		id := encodeID(c.token, c.assignment, c.partition, c.offset)
+		got, err := decodeID(id)
+		if err != nil || got != c {
+			t.Fatalf("decodeID(%q) = %+v, %v; want %+v", id, got, err, c)
 		}
 	}
-	for _, bad := range []string{"", "1", "0:1", "t:a:1", "t:1:b", "t:-1:3", "t:0:-2", "t:0:1:2", "t:99999999999:1", ":0:1"} {
-		if _, _, _, err := decodeID(bad); !errors.Is(err, backends.ErrUnknownDelivery) {
+	for _, bad := range []string{"", "1", "0:1", "t:0:1", "t:1:a:1", "t:1:1:b", "t:x:1:1", "t:-1:0:1", "t:1:-1:3", "t:1:0:-2", "t:1:0:1:2", "t:1:99999999999:1", ":1:0:1"} {
+		if _, err := decodeID(bad); !errors.Is(err, backends.ErrUnknownDelivery) {
 			t.Errorf("decodeID(%q) error = %v; want ErrUnknownDelivery", bad, err)
 		}
 	}

@@ -56,6 +56,16 @@ func init() {
 				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMoved{c} })
 			},
 		},
+		Variant{
+			Name:    "nack-swallows-moved",
+			Catches: []string{"G6"},
+			// As ack-swallows-moved: only Kafka moves a held message to a joining member.
+			Bases:  []string{"kafka"},
+			Defect: "a Nack of a delivery whose message moved to another member, which acked it (C-ACK-8), returns nil instead of the error, and nothing comes again (what our Kafka backend did before G6: W1 seed 1796307262)",
+			Wrap: func(b backends.Backend) backends.Backend {
+				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMovedNack{c} })
+			},
+		},
 	)
 }
 
@@ -64,7 +74,17 @@ func init() {
 type swallowMoved struct{ backends.Consumer }
 
 func (c swallowMoved) Ack(ctx context.Context, d backends.Delivery) error {
-	err := c.Consumer.Ack(ctx, d)
+	return swallowUnknown(c.Consumer.Ack(ctx, d))
+}
+
+// swallowMovedNack: nack-swallows-moved, the same for Nack (run against G6).
+type swallowMovedNack struct{ backends.Consumer }
+
+func (c swallowMovedNack) Nack(ctx context.Context, d backends.Delivery) error {
+	return swallowUnknown(c.Consumer.Nack(ctx, d))
+}
+
+func swallowUnknown(err error) error {
 	if errors.Is(err, backends.ErrUnknownDelivery) {
 		return nil
 	}
