@@ -47,6 +47,12 @@ GINKGO_FLAGS ?=
 # The conformance run (all backends) never takes longer than this (Ginkgo's suite timeout).
 SUITE_TIMEOUT ?= 45m
 REPORTS      := reports/out
+# The suite's test binary, one for every run (self-tests, conformance, soak, ...), linked only
+# when a Go source changed (its rule is below): `ginkgo ./suite` compiles into suite/suite.test
+# and deletes it after the run, so two of them side by side would trip on each other's binary.
+# The go tests that run it (suite/selftest, suite/cmd/mutants) take it as PUBSUB_SUITE_BIN.
+CONFORMANCE_BIN := $(REPORTS)/bin/suite-conformance.test
+SUITE_BIN       := $(CONFORMANCE_BIN)
 # Unit tests: everything but the suite packages, which have their own targets. The packages
 # whose tests wait longest on JVMs come first: go test starts test binaries in this order, and
 # fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
@@ -58,11 +64,13 @@ UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep 
 # tests that need a broker skip (a quick edit loop), and `make unit` fails on such a skip.
 # -p: test binaries run in parallel; the broker packages mostly wait on their JVMs, so more than
 # go's default (one per core) shortens the stage.
+# -timeout: a test binary's bound (go test's default is 10m). fixtures/local waits for its
+# class-data dump, which runs at nice 19 and so on a loaded machine after everything else.
 UNIT_PARALLEL ?= 4
-UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL)
+UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL) -timeout=20m
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help versions
+.PHONY: all setup test build vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help versions
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
@@ -127,12 +135,20 @@ setup:
 ## TEST_JOBS=1 runs them one after the other.
 TEST_JOBS ?= 6
 test: setup
+	@echo "== build: the suite binary and every package, once, before the stages that use them"
+	@$(MAKE) --no-print-directory SETUP_NEEDS= build
 	@echo "== vet, unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= vet unit catalogue selftest adapter-selftest
 	@conf=0; $(MAKE) --no-print-directory SETUP_NEEDS= conformance || conf=1; \
 	echo "== gate: this run's results against ci/baseline.yaml"; \
 	$(MAKE) --no-print-directory gate GATE_FILES="$(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json)" || exit 1; \
 	if [ $$conf -ne 0 ]; then echo "== test: conformance reported failures; each is an accepted result in ci/baseline.yaml (the gate passed), so they are the backends' known defects, not a regression"; fi
+
+## build: every package and the suite binary. make test runs it alone before its parallel
+## stages: on a fresh machine the first cgo build of the Kafka client takes minutes, and no
+## stage may compile it inside a test's timeout while the others compile beside it.
+build: setup $(SUITE_BIN)
+	$(GO) build ./...
 
 vet: setup
 	$(GO) vet ./...
@@ -167,24 +183,18 @@ catalogue:
 ## suite binary on the variants; 80-90 s, most of it memory~restart-strands-consumers waiting
 ## out R6's one-minute bound).
 selftest: selftest-memory selftest-variants
-selftest-memory: setup suite-bin
+selftest-memory: setup $(SUITE_BIN)
 	PUBSUB_BACKENDS=memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) $(SUITE_BIN)
-selftest-variants: setup
-	$(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
+selftest-variants: setup $(SUITE_BIN)
+	PUBSUB_SUITE_BIN=$(abspath $(SUITE_BIN)) $(GO) test -count=1 ./suite/selftest ./suite/cmd/mutants
 
 ## adapter-selftest: the catalogue on the memory reference ported to Python (python-memory),
 ## through the adapter protocol (backends/remote): proves the protocol path transparent. No
 ## broker; makes the SDK's virtualenv in the cache on its first run.
-adapter-selftest: setup suite-bin
+adapter-selftest: setup $(SUITE_BIN)
 	PUBSUB_BACKENDS=python-memory PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/selftest $(GINKGO) --procs=$(PROCS) --timeout=10m $(GINKGO_FLAGS) $(SUITE_BIN)
 
-# The suite's test binary, built once for the self-test runs: `ginkgo ./suite` compiles into
-# suite/suite.test and deletes it after the run, so two of them side by side would trip on
-# each other's binary.
-SUITE_BIN := $(REPORTS)/bin/suite.test
-suite-bin: setup
-	@mkdir -p $(dir $(SUITE_BIN))
-	$(GO) test -c -o $(SUITE_BIN) ./suite
+suite-bin: setup $(SUITE_BIN)
 
 ## proto: regenerate the Go code of proto/pubsub/v1/adapter.proto (checked by go test ./proto/...)
 proto:
@@ -218,7 +228,6 @@ WARM_PROCS ?= 1
 # (docs/performance.md). `make -B conformance` or deleting it forces a new link.
 GO_FILES    = $(wildcard $(shell git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './reports/out/*'))
 GO_SOURCES  = $(GO_FILES) $(sort $(dir $(GO_FILES))) go.mod go.sum
-CONFORMANCE_BIN := $(REPORTS)/bin/suite-conformance.test
 WARM_BIN   := $(CONFORMANCE_BIN)
 
 # The conformance run leaves out the specs labelled cluster (F5, leader failover on a private

@@ -50,6 +50,9 @@ type options struct {
 	reportOnly  bool   // rebuild the markdown from the reports of earlier runs, run nothing
 	reportDir   string // per-base Ginkgo reports go to reportDir/<base>/
 	moduleRoot  string
+	// suiteBin is a suite test binary built beforehand (make test builds it once, before the
+	// stages that use it); empty: the run builds its own.
+	suiteBin string
 
 	// W1's budget and shrink budget (PUBSUB_WORKLOAD_BUDGET, _SHRINK) unless the environment
 	// sets them: longer than a conformance run's 25 s, because the workload variants need a
@@ -66,6 +69,7 @@ func main() {
 	flag.StringVar(&o.labelFilter, "label-filter", "", "extra Ginkgo label filter, ANDed with the default (each variant: its killers and sanity specs; the base: all of them)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "time budget of one base run: Ginkgo stops it there, and the variants whose specs never ran are NOT RUN")
 	flag.StringVar(&o.out, "out", "reports/out/mutants.md", "the markdown report")
+	flag.StringVar(&o.suiteBin, "suite-bin", os.Getenv(SuiteBinEnv), "a suite test binary built beforehand (default $"+SuiteBinEnv+"; empty: built here with go test -c)")
 	flag.DurationVar(&o.workloadBudget, "workload-budget", 60*time.Second, "W1's budget of programs (PUBSUB_WORKLOAD_BUDGET, unless set)")
 	flag.DurationVar(&o.workloadShrink, "workload-shrink", 15*time.Second, "W1's shrink budget (PUBSUB_WORKLOAD_SHRINK, unless set)")
 	flag.BoolVar(&o.reportOnly, "report-only", false, "run nothing: rebuild the report from the per-base reports of earlier runs (e.g. after re-running one base)")
@@ -216,15 +220,10 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 		return res, fmt.Errorf("temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	// A private binary: concurrent `ginkgo ./suite` runs rewrite suite/suite.test.
-	bin := filepath.Join(tmp, "suite.test")
-	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./suite")
-	build.Dir = o.moduleRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		return res, fmt.Errorf("build the suite binary: %w\n%s", err, out)
+	bin, err := suiteBinary(ctx, o, tmp, w)
+	if err != nil {
+		return res, err
 	}
-	fmt.Fprintf(w, "mutants: suite binary built in %s\n", time.Since(start).Round(100*time.Millisecond))
 
 	total := time.Now()
 	for _, base := range o.bases {
@@ -633,4 +632,30 @@ func classify(out *Outcome, cases []reports.Case) {
 			break
 		}
 	}
+}
+
+// SuiteBinEnv names a suite test binary built beforehand, for the runs that would otherwise
+// build their own: make test builds it once before its stages, so no test compiles the cgo
+// suite under its own timeout while the other stages compile beside it (a fresh 2-core
+// machine killed that build at its 5-minute bound).
+const SuiteBinEnv = "PUBSUB_SUITE_BIN"
+
+// suiteBinary returns o.suiteBin when set (it must exist), else builds a private binary in
+// dir: concurrent `ginkgo ./suite` runs rewrite suite/suite.test.
+func suiteBinary(ctx context.Context, o options, dir string, w io.Writer) (string, error) {
+	if o.suiteBin != "" {
+		if _, err := os.Stat(o.suiteBin); err != nil {
+			return "", fmt.Errorf("suite binary %s (-suite-bin or $%s): %w", o.suiteBin, SuiteBinEnv, err)
+		}
+		return o.suiteBin, nil
+	}
+	bin := filepath.Join(dir, "suite.test")
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./suite")
+	build.Dir = o.moduleRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the suite binary: %w\n%s", err, out)
+	}
+	fmt.Fprintf(w, "mutants: suite binary built in %s\n", time.Since(start).Round(100*time.Millisecond))
+	return bin, nil
 }

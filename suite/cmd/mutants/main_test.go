@@ -229,6 +229,7 @@ func TestMemoryRun(t *testing.T) {
 		// Each variant runs its own specs only: nack-noop's (A1, A5, D1) are all filtered out.
 		procs: 2, labelFilter: "(lifecycle && !id:L8) || id:R6", timeout: 5 * time.Minute,
 		out: filepath.Join(dir, "mutants.md"), reportDir: filepath.Join(dir, "mutants"), moduleRoot: root,
+		suiteBin: os.Getenv(SuiteBinEnv),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
