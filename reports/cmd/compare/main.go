@@ -131,12 +131,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *gatePath == "" {
 		return 0
 	}
-	g := gate(m, baseline, *backendsFlag, level, *allBackends, *stillFailing || *runVerdict, stdout)
+	g, report := gate(m, baseline, *backendsFlag, level, *allBackends, *stillFailing || *runVerdict)
 	if *runVerdict {
 		code, line := reports.RunExit(m, g, reports.RunExitOptions{Strict: *strict, Baseline: *gatePath})
+		if code != reports.ExitCouldNotRun { // else every spec is "missing" for the one cause the line names
+			fmt.Fprint(stdout, report)
+		}
 		fmt.Fprintln(stdout, line)
 		return code
 	}
+	fmt.Fprint(stdout, report)
 	if g.Failed() {
 		return 1
 	}
@@ -258,8 +262,8 @@ func writePages(m *reports.Matrix, opts reports.Options, mdOut, htmlOut string, 
 	return nil
 }
 
-// gate prints the gate's report of m against baseline and returns it.
-func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag string, level catalogue.Level, allBackends, stillFailing bool, stdout io.Writer) *reports.GateResult {
+// gate is the gate's result of m against baseline, and its report to print.
+func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag string, level catalogue.Level, allBackends, stillFailing bool) (*reports.GateResult, string) {
 	var only []string
 	for _, b := range strings.Split(backendsFlag, ",") {
 		if b = strings.TrimSpace(b); b != "" {
@@ -267,28 +271,28 @@ func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag string, le
 		}
 	}
 	g := reports.GateWith(m, baseline, reports.GateOptions{Only: only, AllBackends: allBackends, Level: level})
-	if stillFailing {
-		notSelected := 0
-		kept := g.Changes[:0]
-		for _, c := range g.Changes {
-			if c.Kind == reports.NotSelected {
-				notSelected++
-				continue
-			}
-			kept = append(kept, c)
-		}
-		g.Changes = kept
-		fmt.Fprint(stdout, "\n"+g.Report())
-		for _, line := range still(m, baseline, only) {
-			fmt.Fprintln(stdout, "  "+line)
-		}
-		if notSelected > 0 {
-			fmt.Fprintf(stdout, "  (%d accepted results not selected by this run: left out)\n", notSelected)
-		}
-	} else {
-		fmt.Fprint(stdout, "\n"+g.Report())
+	if !stillFailing {
+		return g, "\n" + g.Report()
 	}
-	return g
+	notSelected := 0
+	kept := g.Changes[:0]
+	for _, c := range g.Changes {
+		if c.Kind == reports.NotSelected {
+			notSelected++
+			continue
+		}
+		kept = append(kept, c)
+	}
+	g.Changes = kept
+	var sb strings.Builder
+	sb.WriteString("\n" + g.Report())
+	for _, line := range still(m, baseline, only) {
+		sb.WriteString("  " + line + "\n")
+	}
+	if notSelected > 0 {
+		fmt.Fprintf(&sb, "  (%d accepted results not selected by this run: left out)\n", notSelected)
+	}
+	return g, sb.String()
 }
 
 // writeFile renders into memory first so a failed render never leaves half a file behind.
