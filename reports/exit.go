@@ -108,7 +108,7 @@ func RunExit(m *Matrix, g *GateResult, o RunExitOptions) (int, string) {
 	}
 	n := accepted.n + belowLevel.n
 	if n == 0 {
-		return ExitAccepted, fmt.Sprintf("conformance: exit 0: no failures (%d results checked against %s)", g.Checked, base)
+		return ExitAccepted, fmt.Sprintf("conformance: exit 0: no failures (%s checked against %s)", plural(g.Checked, "result"), base)
 	}
 	var what []string
 	if accepted.n > 0 {
