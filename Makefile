@@ -2,7 +2,8 @@
 #
 #   make test          vet, unit tests, memory self-tests (Go, and Python through the adapter
 #                      protocol), then conformance against real brokers
-#   make conformance   the spec suite against real brokers, one run per backend, then the matrix
+#   make conformance   the spec suite against real brokers, then the matrix; the gate on that run
+#                      is the exit status (0: every failure accepted by ci/baseline.yaml)
 #   make failover      what conformance leaves out for its cost: F5 on a three-node Kafka cluster
 #   make flakes        RUNS=20 randomized conformance runs; lists what failed in any (flakes.md)
 #   make soak          DURATION=10m of the generative workload (W1) per backend (reports/out/soak)
@@ -53,12 +54,13 @@ REPORTS      := reports/out
 # The go tests that run it (suite/selftest, suite/cmd/mutants) take it as PUBSUB_SUITE_BIN.
 CONFORMANCE_BIN := $(REPORTS)/bin/suite-conformance.test
 SUITE_BIN       := $(CONFORMANCE_BIN)
-# Unit tests: everything but the suite packages, which have their own targets. The packages
+# Unit tests: everything but the suite packages that have their own targets (the suite itself,
+# suite/selftest and suite/cmd/mutants: selftest); suite/cmd/preflight is a unit. The packages
 # whose tests wait longest on JVMs come first: go test starts test binaries in this order, and
 # fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
 # sets the stage's length when it starts first instead of last.
 UNIT_FIRST = ./fixtures/local ./fixtures/rabbitmq ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
-UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v '/suite')
+UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v -e '/suite$$' -e '/suite/selftest$$' -e '/suite/cmd/mutants$$')
 # -count=1: several of these tests start real JVM brokers; Go's test cache cannot see a changed
 # java, jar cache or broker, so a cached pass would prove nothing. No -short: under -short the
 # tests that need a broker skip (a quick edit loop), and `make unit` fails on such a skip.
@@ -90,7 +92,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1. After
@@ -128,21 +130,18 @@ setup:
 ## test: the whole check, as CI runs it: vet, unit, catalogue, selftest and adapter-selftest
 ## side by side (the self-tests take little CPU: they mostly wait out spec bounds, which unit's
 ## JVM starts do not shorten), each stage's output printed whole when it ends; then, when all
-## passed, conformance, and the gate on that run's own results (so ci/baseline.yaml cannot go
-## stale unnoticed). The gate is the verdict on conformance: a backend's failure accepted in the
-## baseline (rabbitmq's missing replay, a defect W1 finds on kafka) is a result, not a broken
-## build; anything worse than the baseline, a missing report or an interrupted run fails it.
-## TEST_JOBS=1 runs them one after the other.
+## passed, conformance, whose exit status is the gate at GATE_LEVEL on that run's own results
+## (so ci/baseline.yaml cannot go stale unnoticed): a backend's failure accepted in the baseline
+## for its column (rabbitmq's missing replay) is a result, not a broken build; anything worse
+## than the baseline, a missing report or an interrupted run fails it. TEST_JOBS=1 runs them one
+## after the other.
 TEST_JOBS ?= 6
 test: setup
 	@echo "== build: the suite binary and every package, once, before the stages that use them"
 	@$(MAKE) --no-print-directory SETUP_NEEDS= build
 	@echo "== vet, unit, catalogue, selftest, adapter-selftest side by side (TEST_JOBS=$(TEST_JOBS)); each stage's output appears when it ends"
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target SETUP_NEEDS= vet unit catalogue selftest adapter-selftest
-	@conf=0; $(MAKE) --no-print-directory SETUP_NEEDS= conformance || conf=1; \
-	echo "== gate: this run's results against ci/baseline.yaml"; \
-	$(MAKE) --no-print-directory gate GATE_FILES="$(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b).json)" || exit 1; \
-	if [ $$conf -ne 0 ]; then echo "== test: conformance reported failures; each is an accepted result in ci/baseline.yaml (the gate passed), so they are the backends' known defects, not a regression"; fi
+	@$(MAKE) --no-print-directory SETUP_NEEDS= conformance
 
 ## build: every package and the suite binary. make test runs it alone before its parallel
 ## stages: on a fresh machine the first cgo build of the Kafka client takes minutes, and no
@@ -240,23 +239,51 @@ CONFORMANCE_LABELS = $(if $(SPECS),$(SPECS_FILTER),$(CONFORMANCE_FILTER))
 CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS)) \
 	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) $(CONFORMANCE_BIN)
 
-# PUBSUB_ISOLATE=topics (docs/findings-and-isolation.md): the harness prepares the specs' topics outside the
-# lifecycle area; the run's columns and report files are <backend>+isolated.
-REPORT_SUFFIX = $(if $(filter topics,$(PUBSUB_ISOLATE)),+isolated)
+# The preflight (suite/cmd/preflight): the run's settings - BACKENDS, SPECS, CONFORMANCE_PROCS,
+# GATE_LEVEL, DURATION, CONFORMANCE_STRICT as the target passes them, PUBSUB_BROKERS and the
+# suite's other settings from the environment - checked before the suite is built, a broker
+# starts or Ginkgo runs: a bad one is one line naming it and what is allowed, and exit 2. Built
+# like the suite binary, relinked only when a Go file changed (about 0.1 s a run when it was not).
+PREFLIGHT_BIN := $(REPORTS)/bin/preflight
+$(PREFLIGHT_BIN): $(GO_SOURCES) | setup
+	@mkdir -p $(dir $@)
+	$(GO) build -o $@ ./suite/cmd/preflight
+PREFLIGHT_ARGS = 'BACKENDS=$(BACKENDS)' 'SPECS=$(SPECS)' 'CONFORMANCE_PROCS=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS))'
+# The matrix and gate command, built: `go run` turns the exit status 2 of the program it runs
+# into 1 and prints "exit status 2", and conformance and gate exit with compare's status.
+COMPARE_BIN := $(REPORTS)/bin/compare
+$(COMPARE_BIN): $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	@$(GO) build -o $@ ./reports/cmd/compare
+# The suite binary (and compare), after the preflight: a recursive make, so that bad input is
+# answered before a link of the cgo binary; silent when they are up to date.
+SUITE_BIN_AFTER_PREFLIGHT = { $(MAKE) --no-print-directory -q SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) || \
+	  $(MAKE) --no-print-directory SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) || exit 2; }
+
+# CONFORMANCE_STRICT=1: make conformance exits 1 on any failure, also one ci/baseline.yaml
+# accepts for its column.
+CONFORMANCE_STRICT ?=
 
 ## conformance: ONE suite run for all BACKENDS (both brokers start concurrently; pulsar and
-## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out
-conformance: setup $(CONFORMANCE_BIN)
+## pulsar-persistent share one broker); JUnit, Ginkgo JSON and meta per backend into reports/out,
+## the matrix, then the gate on this run (GATE_LEVEL), whose verdict is the exit status: 0 when
+## every failure is one ci/baseline.yaml accepts for that column, 1 when anything else failed,
+## 2 when the harness could not run (bad input, a broker that could not start, a missing report,
+## an interrupted run); the last line says which. Each backend's report files of the last run
+## are removed first, so a run that writes none is never judged by an older run's. WARM=1: no
+## matrix and no gate (make against reads the result); the exit status is the suite's.
+conformance: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(REPORTS)
-	@status=0; echo "== conformance: $(BACKENDS)$(if $(SPECS), (specs $(SPECS)))$(if $(TRUSTGRAPH_SOURCE), (TrustGraph working copy $(TRUSTGRAPH_SOURCE)))$(if $(WARM), (warm))"; \
+	@files=$$($(PREFLIGHT_BIN) -report-dir $(REPORTS) $(PREFLIGHT_ARGS) 'GATE_LEVEL=$(GATE_LEVEL)' 'CONFORMANCE_STRICT=$(CONFORMANCE_STRICT)') || exit 2; \
+	$(SUITE_BIN_AFTER_PREFLIGHT); \
+	for f in $$files; do l=$${f##*/ginkgo-}; l=$${l%.json}; rm -f $$f $(REPORTS)/junit-$$l.xml $(REPORTS)/meta-$$l.json; done; \
+	status=0; echo "== conformance: $(BACKENDS)$(if $(SPECS), (specs $(SPECS)))$(if $(TRUSTGRAPH_SOURCE), (TrustGraph working copy $(TRUSTGRAPH_SOURCE)))$(if $(WARM), (warm))"; \
 	$(if $(WARM),envs=$$(ls $(WARM_DIR)/*.env 2>/dev/null); \
 	  [ -n "$$envs" ] || { echo "conformance: WARM=1 but no warm brokers ($(WARM_DIR)/*.env): run make warm in another terminal first" >&2; exit 2; }; \
 	  set -a; for f in $$envs; do . ./$$f; done; set +a;) \
 	$(CONFORMANCE_RUN) || status=1; \
-	if [ -d reports/cmd/compare ] && [ -z "$(WARM)" ]; then \
-	  $(GO) run ./reports/cmd/compare $(foreach b,$(BACKENDS),$(REPORTS)/ginkgo-$(b)$(REPORT_SUFFIX).json) || status=1; \
-	fi; \
-	exit $$status
+	$(if $(WARM),exit $$status;) \
+	$(COMPARE_BIN) -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) -run-verdict $(if $(filter 1,$(CONFORMANCE_STRICT)),-strict) $$files
 
 ## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile
 ## make conformance WARM=1 SPECS=<ids> runs on them without a broker start (docs/trustgraph.md).
@@ -287,9 +314,10 @@ against:
 ## on a private three-node Kafka cluster) for BACKENDS; reports and matrix in reports/out/failover
 ## (backends without a cluster skip F5 with the reason).
 failover: CONFORMANCE_FILTER = cluster
-failover: setup $(CONFORMANCE_BIN)
+failover: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(REPORTS)/failover
-	@status=0; echo "== failover: $(BACKENDS)"; \
+	@$(PREFLIGHT_BIN) $(PREFLIGHT_ARGS) >/dev/null || exit 2; $(SUITE_BIN_AFTER_PREFLIGHT); \
+	status=0; echo "== failover: $(BACKENDS)"; \
 	PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/failover $(CONFORMANCE_RUN) || status=1; \
 	$(GO) run ./reports/cmd/compare -md $(REPORTS)/failover/compare.md -html $(REPORTS)/failover/compare.html \
 	  -bench "" $(foreach b,$(BACKENDS),$(REPORTS)/failover/ginkgo-$(b).json) || status=1; \
@@ -301,8 +329,9 @@ failover: setup $(CONFORMANCE_BIN)
 ## often, and why. Fails if any did: the suite takes no retries, so a flake is a bug to find.
 ## RUNS=20 takes about 40 minutes on 2 cores.
 RUNS ?= 20
-flakes: setup $(CONFORMANCE_BIN)
-	@rm -rf $(REPORTS)/flakes && mkdir -p $(REPORTS)/flakes; \
+flakes: setup $(PREFLIGHT_BIN)
+	@$(PREFLIGHT_BIN) $(PREFLIGHT_ARGS) >/dev/null || exit 2; $(SUITE_BIN_AFTER_PREFLIGHT); \
+	rm -rf $(REPORTS)/flakes && mkdir -p $(REPORTS)/flakes; \
 	for i in $$(seq -w 1 $(RUNS)); do \
 	  dir=$(REPORTS)/flakes/run-$$i; mkdir -p $$dir; start=$$(date +%s); \
 	  PUBSUB_REPORT_DIR=$(CURDIR)/$$dir $(CONFORMANCE_RUN) >$$dir/run.log 2>&1 && r=passed || r="FAILED (see $$dir/run.log)"; \
@@ -318,9 +347,10 @@ flakes: setup $(CONFORMANCE_BIN)
 DURATION ?= 10m
 NEMESIS  ?=
 soak: CONFORMANCE_FILTER = $(if $(NEMESIS),id:W2,id:W1)
-soak: setup $(CONFORMANCE_BIN)
+soak: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(REPORTS)/soak
-	@status=0; echo "== soak: $(if $(NEMESIS),W2,W1) for $(DURATION) on $(BACKENDS)"; \
+	@$(PREFLIGHT_BIN) $(PREFLIGHT_ARGS) 'DURATION=$(DURATION)' >/dev/null || exit 2; $(SUITE_BIN_AFTER_PREFLIGHT); \
+	status=0; echo "== soak: $(if $(NEMESIS),W2,W1) for $(DURATION) on $(BACKENDS)"; \
 	$(if $(NEMESIS),PUBSUB_NEMESIS=1) PUBSUB_WORKLOAD_BUDGET=$(DURATION) PUBSUB_REPORT_DIR=$(CURDIR)/$(REPORTS)/soak $(CONFORMANCE_RUN) || status=1; \
 	$(GO) run ./reports/cmd/compare -md $(REPORTS)/soak/compare.md -html $(REPORTS)/soak/compare.html \
 	  -bench "" $(foreach b,$(BACKENDS),$(REPORTS)/soak/ginkgo-$(b).json) || status=1; \
@@ -397,8 +427,8 @@ report:
 GATE_LEVEL ?= should
 GATE_FILES ?=
 GATE_FLAGS ?=
-gate:
-	$(GO) run ./reports/cmd/compare -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) $(GATE_FLAGS) $(GATE_FILES)
+gate: $(COMPARE_BIN)
+	@$(COMPARE_BIN) -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) $(GATE_FLAGS) $(GATE_FILES)
 
 clean:
 	rm -rf $(REPORTS)

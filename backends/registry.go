@@ -283,8 +283,13 @@ func Lookup(name string) (Descriptor, error) {
 	if ok {
 		return d, nil
 	}
-	// Known-bad variants ("kafka~nack-noop", see backends/mutants) are counted, not listed: a
-	// user who mistyped a backend wants the few real names.
+	return Descriptor{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, Known())
+}
+
+// Known says which names Lookup knows, for a message: the registered backends, and the number
+// of known-bad variants ("kafka~nack-noop", see backends/mutants), which are counted, not
+// listed: a user who mistyped a backend wants the few real names.
+func Known() string {
 	var real []string
 	all := Descriptors(true)
 	for _, d := range all {
@@ -296,7 +301,7 @@ func Lookup(name string) (Descriptor, error) {
 	if n := len(all) - len(real); n > 0 {
 		known += fmt.Sprintf("; and %d known-bad variants named <backend>~<defect>", n)
 	}
-	return Descriptor{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownBackend, name, known)
+	return known
 }
 
 // Open looks up cfg.Backend and constructs it, with the descriptor's fixed Settings over

@@ -216,6 +216,9 @@ func (c Change) String() string {
 type GateResult struct {
 	Changes []Change
 	Checked int // cells compared
+	// Columns are the matrix columns whose cells the gate compared with the baseline (a
+	// reference column the baseline does not list, or an isolation-mode column, is not one).
+	Columns []string
 }
 
 // Failed reports whether any change blocks the pipeline.
@@ -226,6 +229,20 @@ func (g *GateResult) Failed() bool {
 		}
 	}
 	return false
+}
+
+// ParseGateLevel reads a gate level as make's GATE_LEVEL and compare's -gate-level give it:
+// must (only MUST behaviours' regressions block) or should, the default (every regression
+// blocks); "" is should. The error names the value and what is allowed, for its caller to
+// prefix with the setting's name.
+func ParseGateLevel(v string) (catalogue.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "should", "":
+		return "", nil
+	case "must":
+		return catalogue.MUST, nil
+	}
+	return "", fmt.Errorf("%q: want must (only MUST regressions block) or should (every regression blocks)", v)
 }
 
 // GateOptions tune the gate.
@@ -341,6 +358,7 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 				Detail: "no report for this backend"})
 			continue
 		}
+		g.Columns = append(g.Columns, label)
 		newPasses := 0
 		for _, r := range m.Rows {
 			cell := r.Cells[col]

@@ -111,7 +111,7 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 			if c.Status == Fail {
 				cv.Finding = numbers[i][r.Key]
 			}
-			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
+			if a, ok := o.differs(m.Backends[i].Label, r.Key, c); ok {
 				cv.Baseline = string(a)
 			}
 			if len(c.Entries) > 1 {

@@ -30,10 +30,11 @@ func (o Options) accepted(backend, key string) Status {
 	return o.Baseline.Backends[backend][key].Result
 }
 
-// differs reports whether a baseline exists for the cell and disagrees with it.
-func (o Options) differs(backend, key string, s Status) (Status, bool) {
+// differs reports whether a baseline exists for the cell and disagrees with it. A cell the run
+// did not select agrees: what a run left out is never a difference (the gate's rule).
+func (o Options) differs(backend, key string, c *Cell) (Status, bool) {
 	a := o.accepted(backend, key)
-	return a, a != "" && a != s
+	return a, a != "" && a != c.Status && !c.NotSelected
 }
 
 func (b *Backend) displayLabel() string {
@@ -96,7 +97,7 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 			if n := numbers[i][r.Key]; n > 0 && c.Status == Fail {
 				text = strings.Replace(text, "fail", fmt.Sprintf("fail (finding #%d)", n), 1)
 			}
-			if a, ok := o.differs(m.Backends[i].Label, r.Key, c.Status); ok {
+			if a, ok := o.differs(m.Backends[i].Label, r.Key, c); ok {
 				text += fmt.Sprintf(" (baseline: %s)", a)
 			}
 			sb.WriteString(" " + mdEscape(text) + " |")
@@ -451,7 +452,7 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, numbers []map[stri
 				text += fmt.Sprintf("#%d", n) // the finding (listed below the table)
 			}
 			mark := ""
-			if a, ok := o.differs(b.Label, r.Key, c.Status); ok {
+			if a, ok := o.differs(b.Label, r.Key, c); ok {
 				mark = " !" + string(a[0])
 			}
 			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun && !c.NotSelected &&

@@ -129,3 +129,27 @@ func TestTerminalManyBackends(t *testing.T) {
 		t.Errorf("a backend is missing:\n%s", out)
 	}
 }
+
+// A cell the run did not select is no difference from the baseline: no !p on a focused run's
+// other rows, while a real difference keeps its mark.
+func TestNotSelectedIsNoBaselineDifference(t *testing.T) {
+	run := &Run{File: "ginkgo-kafka.json", Label: "kafka", Meta: &Meta{Backend: "kafka"}, Cases: []Case{
+		{ID: "D1", Status: Skip, NotSelected: true, Message: `not selected by this run's filter --label-filter="id:D2"`},
+		{ID: "D2", Status: Fail, Message: "lost"},
+	}}
+	m := Build([]*Run{run})
+	b := &Baseline{Backends: map[string]map[string]Accepted{"kafka": {"D1": {Result: Pass}, "D2": {Result: Pass}}}}
+	var term, md bytes.Buffer
+	if err := Terminal(&term, m, Options{Baseline: b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, m, Options{Baseline: b}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(term.String(), " !p"); n != 1 {
+		t.Errorf("%d cells marked !p, want 1 (D2):\n%s", n, term.String())
+	}
+	if n := strings.Count(md.String(), "(baseline: pass)"); n != 1 {
+		t.Errorf("%d cells marked (baseline: pass), want 1 (D2):\n%s", n, md.String())
+	}
+}

@@ -39,15 +39,55 @@ const (
 )
 
 func workloadDuration(env string, def time.Duration) (time.Duration, error) {
-	v := os.Getenv(env)
+	return parseWorkloadDuration(env, os.Getenv(env), def)
+}
+
+// parseWorkloadDuration reads v, the value of setting name: def when empty, else a positive Go
+// duration.
+func parseWorkloadDuration(name, v string, def time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return def, fmt.Errorf("%s=%q: want a positive Go duration such as 30s or 10m", env, v)
+		return def, fmt.Errorf("%s=%q: want a positive Go duration such as 30s or 10m", name, v)
 	}
 	return d, nil
+}
+
+// parseWorkloadSeed reads PUBSUB_WORKLOAD_SEED's value v: ok is false when it is empty.
+func parseWorkloadSeed(v string) (seed int, ok bool, err error) {
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s=%q: want an integer seed", workloadSeedEnv, v)
+	}
+	return n, true, nil
+}
+
+// CheckWorkloadDuration checks v as a workload duration setting called name would read it
+// (make's DURATION, which becomes PUBSUB_WORKLOAD_BUDGET): empty, or a positive Go duration.
+func CheckWorkloadDuration(name, v string) error {
+	_, err := parseWorkloadDuration(name, v, 0)
+	return err
+}
+
+// CheckWorkloadEnv checks the workload settings of getenv as W1 and W2 read them (the budget,
+// the shrink budget, the seed): one error per bad value, for a run's preflight. The specs fail
+// on the same values with the same words.
+func CheckWorkloadEnv(getenv func(string) string) []error {
+	var errs []error
+	for _, env := range []string{workloadBudgetEnv, workloadShrinkEnv} {
+		if err := CheckWorkloadDuration(env, getenv(env)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, _, err := parseWorkloadSeed(getenv(workloadSeedEnv)); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 // workloadTimeout is W1's SpecTimeout: the budget, one more program, the shrink, the margin.
@@ -84,11 +124,11 @@ func workloadSettings() (seed0 int, budget, shrinkBudget time.Duration) {
 	budget = mustWorkloadDuration(workloadBudgetEnv, 25*time.Second)
 	shrinkBudget = mustWorkloadDuration(workloadShrinkEnv, 2*time.Minute)
 	seed0 = int(GinkgoRandomSeed())
-	if v := os.Getenv(workloadSeedEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			Fail(fmt.Sprintf("%s=%q: want an integer seed", workloadSeedEnv, v))
-		}
+	n, ok, err := parseWorkloadSeed(os.Getenv(workloadSeedEnv))
+	if err != nil {
+		Fail(err.Error())
+	}
+	if ok {
 		seed0 = n
 	}
 	return seed0, budget, shrinkBudget

@@ -31,8 +31,11 @@ var notIsolated = map[string]bool{"L": true, "S": true}
 
 // Isolated reports whether this run is in isolation mode; any value of PUBSUB_ISOLATE but ""
 // and "topics" is an error saying so.
-func Isolated() (bool, error) {
-	switch v := strings.TrimSpace(os.Getenv(IsolateEnv)); v {
+func Isolated() (bool, error) { return IsolatedFrom(os.Getenv) }
+
+// IsolatedFrom is Isolated with PUBSUB_ISOLATE read from getenv (the preflight's check).
+func IsolatedFrom(getenv func(string) string) (bool, error) {
+	switch v := strings.TrimSpace(getenv(IsolateEnv)); v {
 	case "", "none", "off":
 		return false, nil
 	case "topics":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
@@ -41,15 +42,26 @@ func Selected(flagValue string, getenv func(string) string) ([]string, error) {
 		}
 		v = strings.Join(refs, ",")
 	}
+	out, err := ParseBackends(v)
+	if err != nil {
+		return nil, fmt.Errorf("PUBSUB_BACKENDS: %w", err)
+	}
+	return out, nil
+}
+
+// ParseBackends checks a list of backend names, separated by commas or spaces, against the
+// registry, in order and without duplicates: an unknown name is an error wrapping
+// backends.ErrUnknownBackend that lists the known ones. The suite (Selected) and the preflight
+// of make's targets (suite/cmd/preflight) both read backend lists with it.
+func ParseBackends(v string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	for _, n := range strings.Split(v, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" || seen[n] {
+	for _, n := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		if seen[n] {
 			continue
 		}
 		if _, err := backends.Lookup(n); err != nil {
-			return nil, fmt.Errorf("PUBSUB_BACKENDS: %w", err)
+			return nil, err
 		}
 		seen[n] = true
 		out = append(out, n)

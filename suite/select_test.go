@@ -30,6 +30,18 @@ func TestSelected(t *testing.T) {
 	}
 }
 
+func TestParseBackends(t *testing.T) {
+	got, err := ParseBackends(" kafka pulsar,kafka  rabbitmq,")
+	if err != nil || !slices.Equal(got, []string{"kafka", "pulsar", "rabbitmq"}) {
+		t.Errorf("ParseBackends = %v, %v; want [kafka pulsar rabbitmq]", got, err)
+	}
+	_, err = ParseBackends("kafka nosuch")
+	if !errors.Is(err, backends.ErrUnknownBackend) || !strings.HasPrefix(err.Error(), `unknown backend "nosuch" (known: `) ||
+		!strings.Contains(err.Error(), "rabbitmq") {
+		t.Errorf("unknown backend: %v", err)
+	}
+}
+
 func TestKinds(t *testing.T) {
 	if k, ok := KindFor("pulsar~nack-noop"); !ok || k != fixtures.Pulsar {
 		t.Errorf("a mutant needs its base's broker: %v %v", k, ok)

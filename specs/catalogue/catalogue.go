@@ -20,8 +20,10 @@ package catalogue
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Behaviour is one catalogue entry.
@@ -360,6 +362,72 @@ func IDs() []string {
 		out[i] = b.ID
 	}
 	return out
+}
+
+// ParseIDs reads a list of catalogue IDs separated by commas or spaces (make's SPECS=D2,A1),
+// in the order given, without duplicates. An ID the catalogue does not have is an error naming
+// it and the IDs there are (IDRanges); the caller prefixes the setting's name.
+func ParseIDs(list string) ([]string, error) {
+	var ids, unknown []string
+	seen := map[string]bool{}
+	for _, id := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, ok := Lookup(id); ok {
+			ids = append(ids, id)
+			continue
+		}
+		q := strconv.Quote(id)
+		if _, ok := Lookup(strings.ToUpper(id)); ok {
+			q += " (IDs are upper case: " + strings.ToUpper(id) + ")"
+		}
+		unknown = append(unknown, q)
+	}
+	switch len(unknown) {
+	case 0:
+		return ids, nil
+	case 1:
+		return nil, fmt.Errorf("unknown catalogue ID %s; the catalogue has %s", unknown[0], IDRanges())
+	}
+	return nil, fmt.Errorf("unknown catalogue IDs %s; the catalogue has %s", strings.Join(unknown, ", "), IDRanges())
+}
+
+// IDRanges lists the catalogue's IDs area by area, consecutive numbers as a range:
+// "D1-D10, G1-G5, ...".
+func IDRanges() string {
+	var letters []string
+	nums := map[string][]int{}
+	for _, b := range Behaviours {
+		l, rest := b.ID[:1], b.ID[1:]
+		n, err := strconv.Atoi(rest)
+		if err != nil {
+			continue // Check refuses such an ID
+		}
+		if nums[l] == nil {
+			letters = append(letters, l)
+		}
+		nums[l] = append(nums[l], n)
+	}
+	var parts []string
+	for _, l := range letters {
+		ns := nums[l]
+		slices.Sort(ns)
+		for i := 0; i < len(ns); {
+			j := i
+			for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+				j++
+			}
+			if j == i {
+				parts = append(parts, fmt.Sprintf("%s%d", l, ns[i]))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s%d-%s%d", l, ns[i], l, ns[j]))
+			}
+			i = j + 1
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SpecText is the text of the spec implementing b: "[D1] payload bytes ...". The ID stays in

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,29 @@ func TestLabels(t *testing.T) {
 	}
 	if b.SpecText() != "[R4] flow messages sent before a broker restart are delivered after it" {
 		t.Errorf("SpecText %q", b.SpecText())
+	}
+}
+
+// SPECS=... of make: catalogue IDs, unknown ones named with what the catalogue has.
+func TestParseIDs(t *testing.T) {
+	got, err := ParseIDs(" D2,A1 D2,,W1 ")
+	if err != nil || strings.Join(got, " ") != "D2 A1 W1" {
+		t.Errorf("ParseIDs = %v, %v; want [D2 A1 W1]", got, err)
+	}
+	if got, err := ParseIDs(""); err != nil || len(got) != 0 {
+		t.Errorf("empty: %v, %v", got, err)
+	}
+	ranges := IDRanges()
+	if !strings.HasPrefix(ranges, "D1-D10, G1-G5, A1-A8, R1-R8, T1-T3, L1-L10, S1-S2, F1-F6, W1-W") {
+		t.Errorf("IDRanges = %q", ranges)
+	}
+	for list, want := range map[string]string{
+		"Z9":       `unknown catalogue ID "Z9"; the catalogue has ` + ranges,
+		"D2,Z9,Q1": `unknown catalogue IDs "Z9", "Q1"; the catalogue has ` + ranges,
+		"d2":       `unknown catalogue ID "d2" (IDs are upper case: D2); the catalogue has ` + ranges,
+	} {
+		if _, err := ParseIDs(list); err == nil || err.Error() != want {
+			t.Errorf("%q: %v\nwant %s", list, err, want)
+		}
 	}
 }

@@ -5,11 +5,15 @@
 //	go run ./reports/cmd/compare [-md out.md] [-html out.html] [-baseline ci/baseline.yaml] [-catalogue=false] [FILE...]
 //	go run ./reports/cmd/compare -gate ci/baseline.yaml [-backend kafka,pulsar] [FILE...]
 //	go run ./reports/cmd/compare -write-baseline ci/baseline.yaml [FILE...]
+//	go run ./reports/cmd/compare -gate ci/baseline.yaml -run-verdict [-strict] FILE...   # make conformance
 //
 // Without FILE it reads reports/out/ginkgo-*.json. When a run was interrupted (Ctrl-C, suite
 // timeout) the pages go to <name>-interrupted.md/.html instead, keeping the previous matrix.
 // Exit status: 0 ok, 1 the gate found a new
-// failure, a newly skipped or a missing spec, 2 bad usage or unreadable input.
+// failure, a newly skipped or a missing spec, 2 bad usage or unreadable input. With
+// -run-verdict, the run's (reports.RunExit): 0 every failure accepted, 1 anything else
+// failed, 2 the harness could not run (a failed BeforeSuite, an interrupted run, a missing
+// report).
 package main
 
 import (
@@ -47,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "do not print the terminal table")
 	benchDir := fs.String("bench", "reports/out", "directory of bench-*.json (make bench) for the Performance section; \"\" to skip")
 	stillFailing := fs.Bool("still-failing", false, "gate: also list the accepted failures that still fail, and leave out the specs the run did not select (a focused run's before/after: make against)")
+	runVerdict := fs.Bool("run-verdict", false, "with -gate: the exit status of one run (make conformance): 0 when every failure is one the baseline accepts for its column, 1 when anything else failed, 2 when the run could not run (a failed BeforeSuite, an interrupted run, a missing report); the accepted failures are listed, the specs it did not select left out, and one last line says which")
+	strict := fs.Bool("strict", false, "with -run-verdict: any failure exits 1, accepted or not (CONFORMANCE_STRICT=1)")
 	var baselineOf []string
 	fs.Func("baseline-of", "BACKEND=COLUMN: read the baseline's COLUMN as BACKEND's accepted results (a variant or working copy beside the shipped column; repeatable)", func(v string) error {
 		if b, c, ok := strings.Cut(v, "="); !ok || b == "" || c == "" {
@@ -65,6 +71,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "compare:", err)
 		return 2
+	}
+	// Usage errors before any report is read: a bad level is one line, not one after the matrix.
+	level, err := reports.ParseGateLevel(*gateLevel)
+	if err != nil {
+		return fail(fmt.Errorf("-gate-level %w", err))
+	}
+	if (*runVerdict && *gatePath == "") || (*strict && !*runVerdict) {
+		return fail(errors.New("-run-verdict needs -gate (the baseline it judges the run by), -strict needs -run-verdict"))
 	}
 	files := fs.Args()
 	if len(files) == 0 {
@@ -90,6 +104,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	m, err := buildMatrix(files, baseline, *withCatalogue)
 	if err != nil {
+		if *runVerdict && errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "conformance: exit 2, the harness could not run: %v (the suite wrote no report: its output above says why)\n", err)
+			return reports.ExitCouldNotRun
+		}
 		return fail(err)
 	}
 	opts := reports.Options{Baseline: baseline, Color: useColour}
@@ -113,11 +131,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *gatePath == "" {
 		return 0
 	}
-	failed, err := gate(m, baseline, *backendsFlag, *gateLevel, *allBackends, *stillFailing, stdout)
-	if err != nil {
-		return fail(err)
+	g, report := gate(m, baseline, *backendsFlag, level, *allBackends, *stillFailing || *runVerdict)
+	if *runVerdict {
+		code, line := reports.RunExit(m, g, reports.RunExitOptions{Strict: *strict, Baseline: *gatePath})
+		if code != reports.ExitCouldNotRun { // else every spec is "missing" for the one cause the line names
+			fmt.Fprint(stdout, report)
+		}
+		fmt.Fprintln(stdout, line)
+		return code
 	}
-	if failed {
+	fmt.Fprint(stdout, report)
+	if g.Failed() {
 		return 1
 	}
 	return 0
@@ -238,45 +262,37 @@ func writePages(m *reports.Matrix, opts reports.Options, mdOut, htmlOut string, 
 	return nil
 }
 
-// gate prints the gate's report of m against baseline and says whether it failed.
-func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag, gateLevel string, allBackends, stillFailing bool, stdout io.Writer) (bool, error) {
+// gate is the gate's result of m against baseline, and its report to print.
+func gate(m *reports.Matrix, baseline *reports.Baseline, backendsFlag string, level catalogue.Level, allBackends, stillFailing bool) (*reports.GateResult, string) {
 	var only []string
 	for _, b := range strings.Split(backendsFlag, ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			only = append(only, b)
 		}
 	}
-	opts := reports.GateOptions{Only: only, AllBackends: allBackends}
-	switch strings.ToLower(gateLevel) {
-	case "should", "":
-	case "must":
-		opts.Level = catalogue.MUST
-	default:
-		return false, fmt.Errorf("-gate-level %q: want must or should", gateLevel)
+	g := reports.GateWith(m, baseline, reports.GateOptions{Only: only, AllBackends: allBackends, Level: level})
+	if !stillFailing {
+		return g, "\n" + g.Report()
 	}
-	g := reports.GateWith(m, baseline, opts)
-	if stillFailing {
-		notSelected := 0
-		kept := g.Changes[:0]
-		for _, c := range g.Changes {
-			if c.Kind == reports.NotSelected {
-				notSelected++
-				continue
-			}
-			kept = append(kept, c)
+	notSelected := 0
+	kept := g.Changes[:0]
+	for _, c := range g.Changes {
+		if c.Kind == reports.NotSelected {
+			notSelected++
+			continue
 		}
-		g.Changes = kept
-		fmt.Fprint(stdout, "\n"+g.Report())
-		for _, line := range still(m, baseline, only) {
-			fmt.Fprintln(stdout, "  "+line)
-		}
-		if notSelected > 0 {
-			fmt.Fprintf(stdout, "  (%d accepted results not selected by this run: left out)\n", notSelected)
-		}
-	} else {
-		fmt.Fprint(stdout, "\n"+g.Report())
+		kept = append(kept, c)
 	}
-	return g.Failed(), nil
+	g.Changes = kept
+	var sb strings.Builder
+	sb.WriteString("\n" + g.Report())
+	for _, line := range still(m, baseline, only) {
+		sb.WriteString("  " + line + "\n")
+	}
+	if notSelected > 0 {
+		fmt.Fprintf(&sb, "  (%d accepted results not selected by this run: left out)\n", notSelected)
+	}
+	return g, sb.String()
 }
 
 // writeFile renders into memory first so a failed render never leaves half a file behind.
