@@ -96,7 +96,7 @@ func TestParseIDs(t *testing.T) {
 		t.Errorf("empty: %v, %v", got, err)
 	}
 	ranges := IDRanges()
-	if !strings.HasPrefix(ranges, "D1-D10, G1-G5, A1-A8, R1-R8, T1-T3, L1-L10, S1-S2, F1-F6, W1-W") {
+	if !strings.HasPrefix(ranges, "D1-D10, G1-G6, A1-A8, R1-R8, T1-T3, L1-L10, S1-S2, F1-F6, W1-W") {
 		t.Errorf("IDRanges = %q", ranges)
 	}
 	for list, want := range map[string]string{
