@@ -48,13 +48,13 @@ func nemesisArea(env *Env) {
 			}
 			afterFault(ctx, area)
 		}, NodeTimeout(callWithin))
-		Behaviour("W2", func(ctx SpecContext) { runNemesis(ctx, env, area) }, SpecTimeout(workloadTimeout()+3*time.Minute))
+		Behaviour("W2", func(ctx SpecContext) { runNemesis(ctx, env, area) }, SpecTimeout(workloadTimeout("W2", workloadProgramMax)+3*time.Minute))
 	})
 }
 
 func runNemesis(ctx SpecContext, env *Env, area *faultArea) {
 	fb := area.broker()
-	seed0, budget, shrinkBudget := workloadSettings()
+	ws := workloadSettings("W2")
 	short := mustWorkloadDuration(nemesisShortEnv, 2*time.Second)
 	long := mustWorkloadDuration(nemesisLongEnv, 9*time.Second)
 	nem := &workload.Nemesis{
@@ -80,5 +80,5 @@ func runNemesis(ctx SpecContext, env *Env, area *faultArea) {
 	if len(notes) > 0 {
 		AddReportEntry("nemesis: faults not drawn", ReportEntryVisibilityFailureOrVerbose, fmt.Sprint(notes))
 	}
-	runPrograms(ctx, env, probe, seed0, budget, shrinkBudget, nem)
+	runPrograms(ctx, env, probe, ws, nem)
 }

@@ -274,6 +274,7 @@ func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Pr
 		}
 	}
 	closeErr := r.closeAll()
+	setStep(closeErr, "end")
 	res := Result{Outcome: Outcome{}, Sent: r.sent, Tolerated: r.tolerated, Uncertain: r.uncertain, UncertainSubs: r.uncertainSubs}
 	if r.nem != nil {
 		res.Timeline = r.nem.lines
@@ -289,11 +290,12 @@ func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Pr
 	if err == nil {
 		err = closeErr
 	}
-	if err != nil {
-		return res, err
-	}
 	ops := rec.Ops()
 	res.Calls = len(ops)
+	if err != nil {
+		res.Took = time.Since(start)
+		return res, err
+	}
 	policy := history.PolicyFor(b)
 	policy.Faults = r.nem != nil
 	res.Findings = append(history.Check(ops, policy), r.extra...)
@@ -313,7 +315,7 @@ func (r *run) exec(prog Program) error {
 		err := r.b.CreateTopic(ctx, t)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("create topic %s: %w", t, err)
+			return setStep(callErr("CreateTopic", fmt.Errorf("%s: %w", t, err)), "setup")
 		}
 	}
 	for i, t := range []int{0, 0, 1} {
@@ -321,13 +323,13 @@ func (r *run) exec(prog Program) error {
 		p, err := r.b.Producer(ctx, r.topics[t])
 		cancel()
 		if err != nil {
-			return fmt.Errorf("producer %d: %w", i, err)
+			return setStep(callErr("Producer", fmt.Errorf("producer %d: %w", i, err)), "setup")
 		}
 		r.prods = append(r.prods, p)
 	}
 	for range 2 {
 		if err := r.subscribe(0, backends.Earliest, backends.Shared); err != nil {
-			return err
+			return setStep(err, "setup")
 		}
 	}
 	faults := r.cfg.Schedule
@@ -345,7 +347,7 @@ func (r *run) exec(prog Program) error {
 			return err
 		}
 		if err := r.step(st); err != nil {
-			return fmt.Errorf("step %d %s: %w", i+1, st, err)
+			return fmt.Errorf("step %d %s: %w", i+1, st, setStep(err, st.Op.String()))
 		}
 	}
 	if err := startFaults(len(prog)); err != nil {
@@ -357,7 +359,7 @@ func (r *run) exec(prog Program) error {
 		}
 		r.nem.log("drain starts")
 	}
-	return r.drain()
+	return setStep(r.drain(), "drain")
 }
 
 func (r *run) subscribe(topic int, pos backends.Position, mode backends.Mode) error {
@@ -382,7 +384,7 @@ func (r *run) join(s *subscription) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("consumer on %s: %w", s.label, err)
+		return callErr("Consumer", fmt.Errorf("on %s: %w", s.label, err))
 	}
 	s.members++
 	if s.mode == backends.Shared {
@@ -455,14 +457,14 @@ func (r *run) receive(m *member, within time.Duration) (bool, error) {
 		return true, nil
 	case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
 		if r.ctx.Err() != nil {
-			return false, r.ctx.Err()
+			return false, callErr("Receive", r.ctx.Err())
 		}
 		return false, nil
 	case r.faulty():
 		r.tolerate(fmt.Errorf("receive on %s: %w", m.label, err))
 		return false, nil
 	}
-	return false, fmt.Errorf("receive: %w", err)
+	return false, callErr("Receive", err)
 }
 
 func (r *run) settle(m *member, i int, nack bool) error {
@@ -477,7 +479,7 @@ func (r *run) settle(m *member, i int, nack bool) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("nack: %w", err)
+			return callErr("Nack", err)
 		}
 		if !refused {
 			m.nacked[history.KeyOf(d.Payload)] = time.Now()
@@ -490,7 +492,7 @@ func (r *run) settle(m *member, i int, nack bool) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("ack: %w", err)
+		return callErr("Ack", err)
 	}
 	if !refused {
 		r.acked(m, d)
@@ -511,7 +513,7 @@ func (r *run) closeMember(m *member) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("close: %w", err)
+		return callErr("Close", err)
 	}
 	return nil
 }
@@ -532,7 +534,7 @@ func (r *run) step(st Step) error {
 			err = nil
 		}
 		if err != nil {
-			return err
+			return callErr("Send", fmt.Errorf("%s: %w", payload, err))
 		}
 		r.sent++
 	case Receive, Ack, Nack, Close:
@@ -675,7 +677,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) er
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("ack: %w", err)
+			return callErr("Ack", err)
 		}
 		if !refused {
 			r.acked(m, d)
@@ -706,7 +708,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) er
 			continue
 		case errors.Is(err, backends.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
 			if r.ctx.Err() != nil {
-				return r.ctx.Err()
+				return callErr("Receive", r.ctx.Err())
 			}
 		case r.faulty():
 			// After the faults: a client still reconnecting may fail a Receive (C-LIFE-7 asks
@@ -719,7 +721,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) er
 			}
 			continue
 		default:
-			return fmt.Errorf("receive: %w", err)
+			return callErr("Receive", err)
 		}
 		mu.Lock()
 		waiting := r.awaited(m.label)
@@ -742,7 +744,7 @@ func (r *run) closeAll() error {
 	for i, p := range r.prods {
 		ctx, cancel := r.call()
 		if err := p.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("close producer %d: %w", i, err))
+			errs = append(errs, callErr("Producer.Close", fmt.Errorf("producer %d: %w", i, err)))
 		}
 		cancel()
 	}

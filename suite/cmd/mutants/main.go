@@ -382,24 +382,27 @@ func beyondBase(variant string, base []string) bool {
 	return slices.ContainsFunc(vc, func(c string) bool { return !seen[c] })
 }
 
-// anomalyClasses reads the classes out of the header internal/history.Report writes ("history
+// anomalyClasses reads the classes out of the headers internal/history.Report writes ("history
 // checkers found 4 lost, 3 outcome differs from the reference backend", then the findings on
-// the next lines, which a one-line message joins with " - "). TestAnomalyClasses holds it to
-// Report's real output.
+// the next lines, which a one-line message joins with " - "), in order of first appearance. A
+// W1 message holds one report per failed program (corpus entries and a fresh seed): the classes
+// of all of them. TestAnomalyClasses holds it to Report's real output.
 func anomalyClasses(msg string) []string {
-	_, rest, ok := strings.Cut(msg, historyHeader)
-	if !ok {
-		return nil
-	}
-	rest, _, _ = strings.Cut(rest, "\n")
-	rest, _, _ = strings.Cut(rest, " - ")
 	var out []string
-	for _, part := range strings.Split(rest, ", ") {
-		if _, class, ok := strings.Cut(strings.TrimSpace(part), " "); ok {
-			out = append(out, class)
+	for {
+		_, rest, ok := strings.Cut(msg, historyHeader)
+		if !ok {
+			return out
+		}
+		msg = rest
+		rest, _, _ = strings.Cut(rest, "\n")
+		rest, _, _ = strings.Cut(rest, " - ")
+		for _, part := range strings.Split(rest, ", ") {
+			if _, class, ok := strings.Cut(strings.TrimSpace(part), " "); ok && !slices.Contains(out, class) {
+				out = append(out, class)
+			}
 		}
 	}
-	return out
 }
 
 const historyHeader = "history checkers found "

@@ -315,6 +315,16 @@ func TestAnomalyClasses(t *testing.T) {
 	if got := anomalyClasses("sent 2 ms after"); got != nil {
 		t.Errorf("a message without checker findings: %q", got)
 	}
+	// W1 fails once with every failed program: a corpus entry's report, then a fresh seed's.
+	two := "W1 on kafka~x: 1 of 11 corpus entries failed\n\nW1: corpus entry w1-1.txt: " +
+		history.Report(time.Now(), []history.Finding{{Anomaly: history.NackNotRedelivered, Key: "m0"}}, 3) +
+		"\n\n----\n\nW1: workload program of seed 7: " + history.Report(time.Now(), fs, 3)
+	want = []string{string(history.NackNotRedelivered), string(history.Lost), string(workload.Differs)}
+	for _, m := range []string{two, strings.ReplaceAll(two, "\n", " ")} {
+		if got := anomalyClasses(m); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("two reports: anomalyClasses(%q) = %q, want %q", m, got, want)
+		}
+	}
 }
 
 // A spec the base fails too kills a variant only where the checkers found a class of anomaly
