@@ -90,6 +90,11 @@ type consumer struct {
 	rebalanced chan struct{}
 	// assignments counts the books made (partAcks.assignment), under mu.
 	assignments uint64
+	// reassigning is set, under mu, between an eager revoke and the assignment that always
+	// follows it (the classic protocol revokes every partition at every rebalance, also one
+	// that comes straight back): an Ack or Nack meeting no books then waits for that
+	// assignment rather than refuse a delivery whose partition never moved (see awaitBooks).
+	reassigning bool
 }
 
 type seekReq struct {
@@ -418,6 +423,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 				c.parts[p.Partition] = st
 			}
 		}
+		c.reassigning = false
 		c.mu.Unlock()
 		if adopted {
 			// Commit the adopted acks now, in this generation, before anything is handed out;
@@ -475,6 +481,7 @@ func (c *consumer) rebalance(kc *ck.Consumer, ev ck.Event) error {
 			delete(c.dirty, p.Partition)
 			delete(c.parts, p.Partition)
 		}
+		c.reassigning = kc.GetRebalanceProtocol() != "COOPERATIVE"
 		c.signalRebalance()
 		c.mu.Unlock()
 		if err := unassign(kc, e.Partitions); err != nil {
@@ -788,6 +795,11 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		return fmt.Errorf("kafka ack: consumer %s: %w", c.group, backends.ErrClosed)
 	default:
 	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	if err := c.awaitBooks(ctx, p); err != nil {
+		return fmt.Errorf("kafka ack %s: %w", d.ID, err)
+	}
 	c.mu.Lock()
 	st := c.parts[p]
 	if st == nil {
@@ -808,8 +820,6 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		c.signalAcked()
 		return nil // the committer's to commit
 	}
-	ctx, cancel := withDefault(ctx)
-	defer cancel()
 	what := fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group)
 	for {
 		books, rebalanced, err := c.commitBooks(ctx, p)
@@ -999,6 +1009,11 @@ func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := withDefault(ctx)
+	defer cancel()
+	if err := c.awaitBooks(ctx, id.partition); err != nil {
+		return fmt.Errorf("kafka nack %s: %w", d.ID, err)
+	}
 	r := seekReq{partition: id.partition, offset: id.offset, assignment: id.assignment, done: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
@@ -1012,6 +1027,30 @@ func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
 		return err
 	case <-ctx.Done():
 		return backends.CtxErr(ctx, "kafka nack "+d.ID)
+	}
+}
+
+// awaitBooks waits, within ctx, while partition p has no books only because an eager rebalance
+// revoked it and its assignment has not come yet. The partition may come straight back: a
+// W1 program (corpus w1-1796183137) had an Ack refused as moved although no member joined or
+// left after the delivery - a member's Close returned before the rebalance it started revoked
+// this consumer's partition, which then came back to it. Afterwards the caller finds the
+// books of the new assignment (the partition stayed) or none (it moved: the moved error).
+func (c *consumer) awaitBooks(ctx context.Context, p int32) error {
+	for {
+		c.mu.Lock()
+		waiting, rebalanced := c.parts[p] == nil && c.reassigning, c.rebalanced
+		c.mu.Unlock()
+		if !waiting {
+			return nil
+		}
+		select {
+		case <-rebalanced:
+		case <-c.closed:
+			return fmt.Errorf("consumer %s: %w", c.group, backends.ErrClosed)
+		case <-ctx.Done():
+			return backends.CtxErr(ctx, "waiting for the group's assignment after a revoke")
+		}
 	}
 }
 
