@@ -269,12 +269,14 @@ CONFORMANCE_STRICT ?=
 ## the matrix, then the gate on this run (GATE_LEVEL), whose verdict is the exit status: 0 when
 ## every failure is one ci/baseline.yaml accepts for that column, 1 when anything else failed,
 ## 2 when the harness could not run (bad input, a broker that could not start, a missing report,
-## an interrupted run); the last line says which. Each backend's report files of the last run
+## an interrupted run); the last line says which, and reports/out/conformance.status holds the
+## number (make itself exits 2 on any failed recipe). Each backend's report files of the last run
 ## are removed first, so a run that writes none is never judged by an older run's. WARM=1: no
 ## matrix and no gate (make against reads the result); the exit status is the suite's.
 conformance: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(REPORTS)
-	@files=$$($(PREFLIGHT_BIN) -report-dir $(REPORTS) $(PREFLIGHT_ARGS) 'GATE_LEVEL=$(GATE_LEVEL)' 'CONFORMANCE_STRICT=$(CONFORMANCE_STRICT)') || exit 2; \
+	@rm -f $(REPORTS)/conformance.status; \
+	files=$$($(PREFLIGHT_BIN) -report-dir $(REPORTS) $(PREFLIGHT_ARGS) 'GATE_LEVEL=$(GATE_LEVEL)' 'CONFORMANCE_STRICT=$(CONFORMANCE_STRICT)') || { echo 2 > $(REPORTS)/conformance.status; exit 2; }; \
 	$(SUITE_BIN_AFTER_PREFLIGHT); \
 	for f in $$files; do l=$${f##*/ginkgo-}; l=$${l%.json}; rm -f $$f $(REPORTS)/junit-$$l.xml $(REPORTS)/meta-$$l.json; done; \
 	status=0; echo "== conformance: $(BACKENDS)$(if $(SPECS), (specs $(SPECS)))$(if $(TRUSTGRAPH_SOURCE), (TrustGraph working copy $(TRUSTGRAPH_SOURCE)))$(if $(WARM), (warm))"; \
@@ -283,7 +285,8 @@ conformance: setup $(PREFLIGHT_BIN)
 	  set -a; for f in $$envs; do . ./$$f; done; set +a;) \
 	$(CONFORMANCE_RUN) || status=1; \
 	$(if $(WARM),exit $$status;) \
-	$(COMPARE_BIN) -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) -run-verdict $(if $(filter 1,$(CONFORMANCE_STRICT)),-strict) $$files
+	verdict=0; $(COMPARE_BIN) -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) -run-verdict $(if $(filter 1,$(CONFORMANCE_STRICT)),-strict) $$files || verdict=$$?; \
+	echo $$verdict > $(REPORTS)/conformance.status; exit $$verdict
 
 ## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile
 ## make conformance WARM=1 SPECS=<ids> runs on them without a broker start (docs/trustgraph.md).
