@@ -304,6 +304,19 @@ func competing(ctx context.Context, b backends.Backend, atOnce bool, n int, note
 		"expected each message to reach exactly one consumer; per consumer: %s%s", perConsumer(per), noted(note))
 }
 
+// heldByFirst is G5's and G6's start: a shared flow subscription (sub on topic) whose first
+// member c1 received and holds <tag>-0, the message p sent.
+func heldByFirst(ctx context.Context, b backends.Backend, tag string) (topic, sub string, c1 backends.Consumer, p backends.Producer, held backends.Delivery) {
+	GinkgoHelper()
+	topic, sub = newTopic(backends.ClassFlow, tag), unique(tag)
+	c1 = subscribe(ctx, b, topic, sub)
+	p = produce(ctx, b, topic)
+	sendAll(ctx, p, msg(tag, 0))
+	first := receivePayload(ctx, c1, tag+"-0", arriveWithin, keep)
+	Expect(payloads(first.Got)).To(ContainElement(tag+"-0"), "%s-0 must reach the first member; %s", tag, first.describe())
+	return topic, sub, c1, p, first.Got[len(first.Got)-1]
+}
+
 // moveRounds and moveWithin bound G5's search for a join that moves the held message: each
 // round a new member joins and receives for moveWithin. Kafka's range assignor gives the
 // single partition to the member with the lowest (random) member ID, so a round moves it with
@@ -319,14 +332,7 @@ const (
 // subscription is reopened (C-ACK-2). An Ack refused with ErrUnknownDelivery (C-ACK-8: the
 // members changed) is not: g5-0 comes again. Either way nothing is lost (the history).
 func ackAcrossJoins(ctx context.Context, b backends.Backend) {
-	topic := newTopic(backends.ClassFlow, "g5")
-	sub := unique("g5")
-	c1 := subscribe(ctx, b, topic, sub)
-	p := produce(ctx, b, topic)
-	sendAll(ctx, p, msg("g5", 0))
-	first := receivePayload(ctx, c1, "g5-0", arriveWithin, keep)
-	Expect(payloads(first.Got)).To(ContainElement("g5-0"), "g5-0 must reach the first member; %s", first.describe())
-	held := first.Got[len(first.Got)-1]
+	topic, sub, c1, p, held := heldByFirst(ctx, b, "g5")
 
 	var mover backends.Consumer
 	moved := "g5-0 stayed with the first member through " + fmt.Sprint(moveRounds) + " joins"
@@ -388,14 +394,7 @@ const (
 // 1796307262): the first member's new assignment started past g6-0, acked by the member it
 // moved to, and the seek back to it fetched a message the books skip.
 func nackAcrossJoins(ctx context.Context, b backends.Backend) {
-	topic := newTopic(backends.ClassFlow, "g6")
-	sub := unique("g6")
-	c1 := subscribe(ctx, b, topic, sub)
-	p := produce(ctx, b, topic)
-	sendAll(ctx, p, msg("g6", 0))
-	first := receivePayload(ctx, c1, "g6-0", arriveWithin, keep)
-	Expect(payloads(first.Got)).To(ContainElement("g6-0"), "g6-0 must reach the first member; %s", first.describe())
-	held := first.Got[len(first.Got)-1]
+	topic, sub, c1, p, held := heldByFirst(ctx, b, "g6")
 
 	moved := fmt.Sprintf("g6-0 stayed with the first member through %d rounds of %d joins", nackMoveRounds, nackJoiners)
 	for round := 1; round <= nackMoveRounds; round++ {
