@@ -315,21 +315,21 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 		parallel = 1
 	}
 	replayed := make([]programRun, len(ws.corpus))
+	scheds, lefts := make([]workload.Schedule, len(ws.corpus)), make([]workload.Schedule, len(ws.corpus))
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, parallel)
 	for i, e := range ws.corpus {
-		sched, _ := e.Schedule.Within(can)
+		scheds[i], lefts[i] = e.Schedule.Within(can)
 		wg.Go(func() {
 			defer GinkgoRecover()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			replayed[i] = runOnce(e.Program, sched)
+			replayed[i] = runOnce(e.Program, scheds[i])
 		})
 	}
 	wg.Wait()
 	for i, e := range ws.corpus {
-		sched, left := e.Schedule.Within(can)
-		pr := replayed[i]
+		sched, left, pr := scheds[i], lefts[i], replayed[i]
 		calls += pr.got.Calls
 		steps += len(e.Program)
 		l := line(fmt.Sprintf("corpus %s (seed %d, %s)", e.File(), e.Seed, e.Status), e.Program, sched, pr)
