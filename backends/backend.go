@@ -139,6 +139,10 @@ type Consumer interface {
 	// may an Ack or a Nack of this consumer's own delivery fail with an error wrapping
 	// ErrUnknownDelivery: it is not in force, and the message comes again to the subscription
 	// (or came already). An Ack that returned nil is never dropped for that reason. [C-ACK-8]
+	// A message this consumer was handed more than once (a rebalance gave its partition back
+	// and it was fetched again) is acknowledged by the first Ack of any of its deliveries that
+	// returned nil; a Nack of another of its deliveries after that may fail with an error
+	// wrapping ErrUnknownDelivery, and the message does not come again for it. [C-ACK-9]
 	Ack(ctx context.Context, d Delivery) error
 	// Nack asks for d to be delivered again (to this or another member of the subscription),
 	// within a bounded delay. [C-NACK-1]

@@ -644,18 +644,32 @@ func (c *consumer) dropBuffered(drop func(*ck.Message) bool) {
 // G6). Nor does a Nack ever seek forward past what this assignment fetched: an earlier
 // assignment's delivery may lie beyond the new fetch position, and seeking there skipped the
 // messages in between.
+//
+// A Nack of a delivery whose offset the books settled is refused whatever the assignment
+// (C-ACK-9): the message was acknowledged, through this delivery or another one of it - a
+// partition that came straight back in an eager rebalance has its message handed out again,
+// and the application acked one copy and nacked the other (W1 seeds 1796183137 and
+// 1796307262; TestIntegrationNackOfAckedDuplicate). Seeking back fetched an offset the books
+// skip, so such a Nack returned nil and nothing came again.
 func (c *consumer) seek(r seekReq) error {
 	c.mu.Lock()
 	st := c.parts[r.partition]
-	refused := st == nil || (st.assignment != r.assignment && st.settled(r.offset))
+	moved, acked := st == nil, st != nil && st.settled(r.offset)
 	target := r.offset
-	if !refused {
+	if !moved && !acked {
 		st.release(r.offset)
 		target = min(target, st.fetched)
 	}
 	c.mu.Unlock()
-	if refused {
+	switch {
+	case moved:
 		return c.moved("nack", r.partition, r.offset)
+	case acked && st.assignment != r.assignment:
+		// An earlier assignment's delivery: the member it moved to may have acked it.
+		return c.moved("nack", r.partition, r.offset)
+	case acked:
+		return fmt.Errorf("kafka nack: %w: offset %d of partition %d is acknowledged in group %s (this delivery or another delivery of the message was acked); it is not delivered again",
+			backends.ErrUnknownDelivery, r.offset, r.partition, c.group)
 	}
 	c.dropBuffered(func(m *ck.Message) bool {
 		if m.TopicPartition.Partition != r.partition {

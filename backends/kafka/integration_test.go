@@ -487,3 +487,55 @@ func TestIntegrationNackLeavesHeldOut(t *testing.T) {
 	}
 	receive(t, ctx, c, "m2")
 }
+
+// TestIntegrationNackOfAckedDuplicate: a consumer holds two deliveries of one message (its
+// partition was revoked and came straight back in an eager rebalance, and the refetch handed
+// the message out again), acks the first and nacks the second. The message is acknowledged:
+// the Nack may fail with ErrUnknownDelivery (C-ACK-9), but a Nack that returns nil must
+// deliver it again (C-NACK-1). Corpus entries w1-1796183137 and w1-1796307262 hit this by
+// luck: the Nack returned nil and the refetch skipped the settled offset, so nothing came.
+// The rebalance is forced here: a member of the same group (same subscription name) on
+// another topic joins, which revokes and reassigns every member's partitions (classic
+// protocol) while this topic's partition can only go back to c.
+func TestIntegrationNackOfAckedDuplicate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := open(t, ctx)
+	if b.kc.GroupProtocol == GroupProtocolConsumer {
+		t.Skip("the consumer group protocol (KIP-848) rebalances incrementally: a join elsewhere does not revoke this partition")
+	}
+	topic, other, sub := "flow:tg:"+unique("it"), "flow:tg:"+unique("it"), unique("sub")
+	p, err := b.Producer(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	c := subscribe(t, ctx, b, topic, sub, backends.WithPosition(backends.Earliest))
+	send(t, ctx, p, "m1")
+	first := receive(t, ctx, c, "m1")[0]
+	subscribe(t, ctx, b, other, sub, backends.WithPosition(backends.Earliest))
+	second := receive(t, ctx, c, "m1")[0]
+	if second.ID == first.ID {
+		t.Fatalf("m1 came again with the same delivery id %s; want a delivery of the new assignment", first.ID)
+	}
+	if err := c.Ack(ctx, first); err != nil {
+		t.Fatalf("ack of the first delivery: %v", err)
+	}
+	err = c.Nack(ctx, second)
+	switch {
+	case errors.Is(err, backends.ErrUnknownDelivery):
+		nothing(t, ctx, c, 2*time.Second) // acknowledged: it does not come again
+	case err != nil:
+		t.Fatalf("nack of the second delivery: %v; want nil or ErrUnknownDelivery", err)
+	default:
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		d, rerr := c.Receive(rctx)
+		rcancel()
+		if rerr != nil {
+			t.Fatalf("the Nack of the second delivery of m1 (its first acked) returned nil, so m1 must come again: %v", rerr)
+		}
+		if string(d.Payload) != "m1" {
+			t.Fatalf("after the nack received %q; want m1", d.Payload)
+		}
+	}
+}

@@ -464,21 +464,16 @@ func (h *hist) redeliveryCause(s *subInfo, earlier, later Op) bool {
 	return false
 }
 
-// ackedAfter reports whether an Ack that returned nil settled n's message on s after the
-// nacked delivery was handed out: through a second delivery of it (a rebalance handed it out
-// again, with the same or another ID) acked after or around the Nack. The message is then done
-// (C-ACK-2 forbids it coming again), so the Nack owes no redelivery (W1 seed 1796183140 on
-// kafka: one of two deliveries of m0 nacked, the other acked in the drain).
+// ackedAfter reports whether an Ack that returned nil settled n's message on s after or
+// around the Nack: through a second delivery of it (a rebalance handed it out again, with the
+// same or another ID). The message is then done (C-ACK-2 forbids it coming again), so the Nack
+// owes no redelivery (W1 seed 1796183140 on kafka: one of two deliveries of m0 nacked, the
+// other acked in the drain). An Ack that ended before the Nack began does not discharge it: a
+// Nack that returned nil after its message was acked through another delivery must deliver it
+// again; the backend may refuse it instead (C-ACK-9; W1 seeds 1796183137 and 1796307262).
 func (h *hist) ackedAfter(s *subInfo, n Op) bool {
-	handed := n.Start
-	for _, d := range s.got[n.Key] {
-		if d.Handle == n.Handle && d.Delivery == n.Delivery && d.End.Before(handed) {
-			handed = d.End
-			break
-		}
-	}
 	for _, op := range h.ops {
-		if op.Kind != Ack || op.Err != nil || op.Key != n.Key || !op.End.After(handed) {
+		if op.Kind != Ack || op.Err != nil || op.Key != n.Key || !op.End.After(n.Start) {
 			continue
 		}
 		if c := h.consumers[op.Handle]; c != nil && c.sub == s {

@@ -322,6 +322,19 @@ func TestNackOfAMessageAckedThroughAnotherDelivery(t *testing.T) {
 	}
 	none(t, twice().settle(Ack, "c1", "m1", "d1", 76, 78).recvTimeout("c1", 80, 40_000, 40_000).check(DefaultPolicy()))
 	only(t, twice().recvTimeout("c1", 80, 40_000, 40_000).check(DefaultPolicy()), NackNotRedelivered, 1)
+	// Acked through the first delivery before the second was nacked: a Nack that returned nil
+	// then owes the message again (C-ACK-9 lets the backend refuse it instead; W1 seed
+	// 1796307262 on kafka).
+	ackedBefore := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 52, 55).
+		recv("c1", "m1", "d2", 60, 70).
+		settle(Ack, "c1", "m1", "d1", 72, 74).
+		settle(Nack, "c1", "m1", "d2", 76, 78).
+		recvTimeout("c1", 80, 40_000, 40_000)
+	only(t, ackedBefore.check(DefaultPolicy()), NackNotRedelivered, 1)
 }
 
 func TestWrongSubscriptionLatest(t *testing.T) {

@@ -200,22 +200,24 @@ type member struct {
 	nacked map[string]time.Time // keys nacked by this consumer, awaited again
 	ids    map[string]int       // how often this consumer handed out each delivery ID
 	heldAt map[string]int       // sub.changes when each delivery ID was handed out
+	acked  map[string]bool      // keys this consumer acked (an Ack that returned nil)
 }
 
 func newMember(c backends.Consumer, s *subscription, label string) *member {
-	return &member{c: c, sub: s, label: label, nacked: map[string]time.Time{}, ids: map[string]int{}, heldAt: map[string]int{}}
+	return &member{c: c, sub: s, label: label, nacked: map[string]time.Time{}, ids: map[string]int{}, heldAt: map[string]int{}, acked: map[string]bool{}}
 }
 
 // settleErr is err, or nil when err is ErrUnknownDelivery for a delivery this consumer handed
-// out more than once (a duplicate the checkers report; the second settle of one ID may fail)
-// or held while its subscription's members changed: the message may have moved to another
-// member, and the contract lets the settle fail then (C-ACK-8). refused says the settle was
-// such a failure: it is not in force, and the message comes again.
+// out more than once (a duplicate the checkers report; the second settle of one ID may fail),
+// of a message this consumer acked through another delivery of it (C-ACK-9), or held while its
+// subscription's members changed: the message may have moved to another member, and the
+// contract lets the settle fail then (C-ACK-8). refused says the settle was such a failure: it
+// is not in force, and the message comes again (or, C-ACK-9, is acknowledged already).
 func (m *member) settleErr(d backends.Delivery, err error) (_ error, refused bool) {
 	if !errors.Is(err, backends.ErrUnknownDelivery) {
 		return err, false
 	}
-	if m.ids[d.ID] > 1 || m.sub.changes > m.heldAt[d.ID] {
+	if m.ids[d.ID] > 1 || m.acked[history.KeyOf(d.Payload)] || m.sub.changes > m.heldAt[d.ID] {
 		return nil, true
 	}
 	return err, false
@@ -439,6 +441,7 @@ func (r *run) got(m *member, d backends.Delivery) {
 // (history.ackedAfter judges the same).
 func (r *run) acked(m *member, d backends.Delivery) {
 	k := history.KeyOf(d.Payload)
+	m.acked[k] = true
 	for _, o := range r.live() {
 		if o.label == m.label {
 			delete(o.nacked, k)

@@ -159,3 +159,36 @@ func TestWorkloadFindsKnownBadVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleErrAllowances: a settle refused with ErrUnknownDelivery is allowed only where the
+// contract allows it - the ID handed out twice, the message acked through another delivery
+// (C-ACK-9), the members changed since the delivery (C-ACK-8) - and any other error stays one.
+func TestSettleErrAllowances(t *testing.T) {
+	unknown := fmt.Errorf("nack: %w", backends.ErrUnknownDelivery)
+	d := backends.Delivery{ID: "c:2:0:0", Payload: []byte("w1-x-p1-m0")}
+	fresh := func() *member { return newMember(nil, &subscription{}, "s0") }
+	cases := []struct {
+		name        string
+		prepare     func(m *member)
+		err         error
+		wantErr     bool
+		wantRefused bool
+	}{
+		{"nil stays nil", func(*member) {}, nil, false, false},
+		{"refusal with nothing to allow it", func(*member) {}, unknown, true, false},
+		{"another error even after a change", func(m *member) { m.sub.changes++ }, backends.ErrTimeout, true, false},
+		{"id handed out twice", func(m *member) { m.ids[d.ID] = 2 }, unknown, false, true},
+		{"message acked through another delivery", func(m *member) { m.acked[history.KeyOf(d.Payload)] = true }, unknown, false, true},
+		{"another message acked", func(m *member) { m.acked["w1-x-p1-m1"] = true }, unknown, true, false},
+		{"members changed since the delivery", func(m *member) { m.sub.changes++ }, unknown, false, true},
+		{"members changed before the delivery", func(m *member) { m.sub.changes++; m.heldAt[d.ID] = 1 }, unknown, true, false},
+	}
+	for _, tc := range cases {
+		m := fresh()
+		tc.prepare(m)
+		err, refused := m.settleErr(d, tc.err)
+		if (err != nil) != tc.wantErr || refused != tc.wantRefused {
+			t.Errorf("%s: settleErr = %v, refused %v; want error %v, refused %v", tc.name, err, refused, tc.wantErr, tc.wantRefused)
+		}
+	}
+}
