@@ -236,7 +236,7 @@ WARM_BIN   := $(CONFORMANCE_BIN)
 CONFORMANCE_FILTER ?= !cluster
 # One conformance suite run of every backend in BACKENDS (conformance, flakes, failover).
 CONFORMANCE_LABELS = $(if $(SPECS),$(SPECS_FILTER),$(CONFORMANCE_FILTER))
-CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(GINKGO) --procs=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS)) \
+CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))) $(COST_WRAP) $(GINKGO) --procs=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS)) \
 	  --randomize-all --timeout=$(SUITE_TIMEOUT) $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) $(CONFORMANCE_BIN)
 
 # The preflight (suite/cmd/preflight): the run's settings - BACKENDS, SPECS, CONFORMANCE_PROCS,
@@ -255,10 +255,19 @@ COMPARE_BIN := $(REPORTS)/bin/compare
 $(COMPARE_BIN): $(GO_SOURCES)
 	@mkdir -p $(dir $@)
 	@$(GO) build -o $@ ./reports/cmd/compare
+# The run's cost (suite/cmd/cost): make conformance runs the suite under it, which writes the
+# CPU of the whole process tree, split by the kinds the brokers and adapters record
+# (internal/cost), to $(REPORTS)/cost.json; its last line prints it.
+COST_BIN := $(REPORTS)/bin/cost
+$(COST_BIN): $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	@$(GO) build -o $@ ./suite/cmd/cost
+COST_WRAP =
+conformance: COST_WRAP = $(COST_BIN) -records $(REPORTS)/cost.tsv -out $(REPORTS)/cost.json --
 # The suite binary (and compare), after the preflight: a recursive make, so that bad input is
 # answered before a link of the cgo binary; silent when they are up to date.
-SUITE_BIN_AFTER_PREFLIGHT = { $(MAKE) --no-print-directory -q SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) || \
-	  $(MAKE) --no-print-directory SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) || exit 2; }
+SUITE_BIN_AFTER_PREFLIGHT = { $(MAKE) --no-print-directory -q SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) $(COST_BIN) || \
+	  $(MAKE) --no-print-directory SETUP_NEEDS= $(CONFORMANCE_BIN) $(COMPARE_BIN) $(COST_BIN) || exit 2; }
 
 # CONFORMANCE_STRICT=1: make conformance exits 1 on any failure, also one ci/baseline.yaml
 # accepts for its column.
@@ -275,7 +284,7 @@ CONFORMANCE_STRICT ?=
 ## matrix and no gate (make against reads the result); the exit status is the suite's.
 conformance: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(REPORTS)
-	@rm -f $(REPORTS)/conformance.status; \
+	@rm -f $(REPORTS)/conformance.status $(REPORTS)/cost.json; \
 	files=$$($(PREFLIGHT_BIN) -report-dir $(REPORTS) $(PREFLIGHT_ARGS) 'GATE_LEVEL=$(GATE_LEVEL)' 'CONFORMANCE_STRICT=$(CONFORMANCE_STRICT)') || { echo 2 > $(REPORTS)/conformance.status; exit 2; }; \
 	$(SUITE_BIN_AFTER_PREFLIGHT); \
 	for f in $$files; do l=$${f##*/ginkgo-}; l=$${l%.json}; rm -f $$f $(REPORTS)/junit-$$l.xml $(REPORTS)/meta-$$l.json; done; \
@@ -286,6 +295,7 @@ conformance: setup $(PREFLIGHT_BIN)
 	$(CONFORMANCE_RUN) || status=1; \
 	$(if $(WARM),exit $$status;) \
 	verdict=0; $(COMPARE_BIN) -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) -run-verdict $(if $(filter 1,$(CONFORMANCE_STRICT)),-strict) $$files || verdict=$$?; \
+	[ ! -f $(REPORTS)/cost.json ] || $(COST_BIN) -print $(REPORTS)/cost.json; \
 	echo $$verdict > $(REPORTS)/conformance.status; exit $$verdict
 
 ## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile

@@ -22,6 +22,8 @@ import (
 
 	"github.com/pubsub-conformance/harness/backends"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
+
+	"github.com/pubsub-conformance/harness/internal/cost"
 )
 
 // announcePrefix starts the one stdout line an adapter prints when it listens (adapter.proto).
@@ -184,6 +186,7 @@ func startChild(ctx context.Context, ad Adapter, argv []string, env []string, lo
 		}()
 		wg.Wait() // the pipes must be drained before Wait closes them
 		c.err = cmd.Wait()
+		cost.Record(cost.Adapter, ad.Name, cmd.ProcessState)
 		os.RemoveAll(tmp)
 		close(c.done)
 	}()

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/pubsub-conformance/harness/fixtures/maven"
+
+	"github.com/pubsub-conformance/harness/internal/cost"
 )
 
 // Venv returns the python of a virtualenv with the given pip requirements files installed and
@@ -93,7 +95,9 @@ func VenvWith(ctx context.Context, requirements, pip []string) (python string, e
 		cmd.Dir = root
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		cost.Record(cost.Setup, "adapter virtualenv: "+what, cmd.ProcessState)
+		if err != nil {
 			return fmt.Errorf("adapter virtualenv %s: %s: %w\n%s", dir, what, err, indent(lastLines(buf.String(), 15)))
 		}
 		return nil

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/pubsub-conformance/harness/internal/cost"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -63,8 +65,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if latestOnly {
 		runs = latest(runs)
 	}
-	fmt.Fprint(stdout, analyse(runs).text(*top))
+	a := analyse(runs)
+	fmt.Fprint(stdout, a.text(*top))
+	fmt.Fprint(stdout, costText(filepath.Dir(files[0]), a.start))
 	return 0
+}
+
+// costText is the run's cost (internal/cost: reports/out/cost.json beside the reports, written
+// by make conformance) when it belongs to this run - started before the suite and at most a
+// few minutes before (the preflight and a link come first) - with its processes by CPU.
+func costText(dir string, suiteStart time.Time) string {
+	s, err := cost.Read(filepath.Join(dir, "cost.json"))
+	if err != nil || s.Started.After(suiteStart) || suiteStart.Sub(s.Started) > 10*time.Minute {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s\n", s.Line())
+	recs, err := cost.Records(filepath.Join(dir, "cost.tsv"))
+	if err != nil || len(recs) == 0 {
+		return b.String()
+	}
+	slices.SortFunc(recs, func(x, y cost.Rec) int { return cmp.Compare(y.CPU, x.CPU) })
+	fmt.Fprintf(&b, "processes by CPU (user + sys):\n")
+	for _, r := range recs {
+		fmt.Fprintf(&b, "  %-8s %-48s %6.1f s\n", r.Kind, r.What, r.CPU)
+	}
+	return b.String()
 }
 
 // backendRun is one ginkgo-<backend>.json: the run's suite report cut to one backend's specs.
