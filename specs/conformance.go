@@ -37,8 +37,7 @@ func Conformance(env *Env) bool {
 		groups(env)
 		acks(env)
 		restart(env)
-		privateBrokerArea(env) // R4, R6, F1, F3, F4
-		faults(env)            // F2
+		privateBrokerArea(env) // R4, R6, F1, F2, F3, F4, F6
 		failover(env)
 		retention(env)
 		lifecycle(env)

@@ -49,7 +49,7 @@ type Env struct {
 	PrivateBroker func(ctx context.Context) (PrivateBroker, error)
 
 	// FaultyBroker starts a broker behind a TCP proxy that can be cut and healed, owned by an
-	// Ordered container (the private-broker area of R4, R6, F1, F3 and F4, and F2's own):
+	// Ordered container (the private-broker area of R4, R6 and F1-F4, F6):
 	// called once per backend and container from its BeforeAll, shared by its specs one after
 	// another, healed after each, stopped with DeferCleanup(fb.Stop) after the last.
 	// Unavailable(reason) when the provider cannot put a proxy in front of its broker

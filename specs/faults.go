@@ -79,29 +79,6 @@ type cutResult struct {
 	err    error
 }
 
-// inFaultArea declares an Ordered container of F specs that share one private broker behind a
-// proxy (starting a broker per spec cost more than the specs): Ordered runs them one after
-// another on one process, so a cut or a latency never reaches another spec; ContinueOnFailure
-// keeps one failure from skipping the rest. Each spec opens its own client and topics, and
-// afterFault heals after each.
-func inFaultArea(env *Env, text string, specs func(area *faultArea)) {
-	Describe(text, Ordered, ContinueOnFailure, func() {
-		area := &faultArea{}
-		BeforeAll(func(ctx SpecContext) {
-			area.start(ctx, env.Backend, "private broker behind a fault proxy", env.FaultyBroker)
-		}, NodeTimeout(3*time.Minute))
-		AfterEach(func(ctx SpecContext) { afterFault(ctx, area) }, NodeTimeout(callWithin))
-		specs(area)
-	})
-}
-
-// faults declares F2 in an area of its own. The cuts (F1, F3, F4) share the private broker of
-// R4 and R6 (specs/private.go): the latency area takes about 40 s, the private-broker area
-// about 60 s; all on one broker they were the longest chain of the conformance run.
-func faults(env *Env) {
-	inFaultArea(env, "network latency", faultLatencySpec) // F2: specs/faults_latency.go
-}
-
 // openFaulty opens a client on fb (through its proxy), closed after the spec.
 func openFaulty(ctx context.Context, fb FaultyBroker) backends.Backend {
 	GinkgoHelper()

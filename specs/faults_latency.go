@@ -41,8 +41,8 @@ func (n checkNote) String() string {
 	return fmt.Sprintf("in F2's %s check, under %s of added latency each way;\n%s", n.check, faultLatency, n.tl)
 }
 
-// faultLatencySpec declares F2 in a fault area of its own (inFaultArea, faults.go), on its
-// proxied broker; the container's AfterEach heals (removes the latency) after it.
+// faultLatencySpec declares F2 on the private-broker area's proxied broker (specs/private.go);
+// the area's AfterEach heals (removes the latency) after it.
 func faultLatencySpec(area *faultArea) {
 	Behaviour("F2", func(ctx SpecContext) {
 		fb := area.broker()

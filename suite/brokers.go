@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/providers"
 	"github.com/pubsub-conformance/harness/internal/brief"
+	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // Shared is what process 1 hands every Ginkgo process after starting the brokers: plain data.
@@ -21,15 +26,56 @@ type Shared struct {
 	Provider    string                               `json:"provider"`
 	ProviderWhy string                               `json:"providerWhy"`
 	Brokers     map[fixtures.Kind]fixtures.Endpoints `json:"brokers"`
+	// AuthBrokers are the run's auth-enabled brokers of the kinds whose shared broker has no
+	// authenticated listener (Pulsar's token auth is broker-wide): one per kind, started with
+	// the shared brokers when a selected backend of that kind runs S1 or S2 (AuthKinds), and
+	// used by every such backend's security area at once - S1 and S2 only open clients on
+	// new topics, so they need no broker of their own.
+	AuthBrokers map[fixtures.Kind]fixtures.Endpoints `json:"authBrokers,omitempty"`
 	StartedAt   time.Time                            `json:"startedAt"`
+}
+
+// authSpecs are the behaviours that use an auth-enabled broker (Env.Auth).
+var authSpecs = []string{"S1", "S2"}
+
+// AuthKinds are the broker kinds that need an auth-enabled broker of their own for the run:
+// no authenticated listener on the shared broker (fixtures.AuthOnShared), and a backend of
+// that kind among names for which sel selects S1 or S2.
+func AuthKinds(names []string, sel reports.Selection) []fixtures.Kind {
+	var out []fixtures.Kind
+	for _, n := range names {
+		k, ok := KindFor(n)
+		if !ok || fixtures.AuthOnShared(k) || slices.Contains(out, k) {
+			continue
+		}
+		for _, id := range authSpecs {
+			b, ok := catalogue.Lookup(id)
+			if !ok {
+				continue
+			}
+			r := types.SpecReport{
+				ContainerHierarchyTexts:  []string{"pub/sub conformance of " + n, "security"},
+				ContainerHierarchyLabels: [][]string{{catalogue.BackendLabel(n)}, {}},
+				LeafNodeText:             b.SpecText(),
+				LeafNodeLabels:           b.SpecLabels(),
+			}
+			if sel.Selects(r) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // StartBrokers starts one broker per needed kind (with its authenticated listener where
 // fixtures.AuthOnShared says so: Kafka's SASL listener), concurrently, through the
 // provider PUBSUB_BROKERS selects. Called once per run, on Ginkgo process 1; the caller stops
 // the returned brokers (StopBrokers) in SynchronizedAfterSuite, also on failure.
-func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
-	sh := Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{}, StartedAt: time.Now().UTC()}
+//
+// authKinds (AuthKinds) get an auth-enabled broker each besides, started the same way.
+func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
+	sh := Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{}, AuthBrokers: map[fixtures.Kind]fixtures.Endpoints{}, StartedAt: time.Now().UTC()}
 	if len(kinds) == 0 {
 		sh.Provider = "none"
 		sh.ProviderWhy = "no selected backend needs a broker"
@@ -43,36 +89,61 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 	progress("broker provider %s: %s", p.Name(), why)
 	// Concurrently: a broker start mostly waits (JVM class loading, the broker's own
 	// readiness), and the run's time to verdict starts only when the slowest is ready.
+	type start struct {
+		kind fixtures.Kind
+		auth bool // one of authKinds' brokers
+	}
+	var starts []start
+	for _, k := range kinds {
+		starts = append(starts, start{kind: k})
+	}
+	if p.Name() != "external" { // external: S1 says the run cannot start an auth-enabled broker
+		for _, k := range authKinds {
+			starts = append(starts, start{kind: k, auth: true})
+		}
+	}
 	type result struct {
 		b   fixtures.Broker
 		err error
 		in  time.Duration
 	}
-	results := make([]result, len(kinds))
+	results := make([]result, len(starts))
 	var wg sync.WaitGroup
-	for i, k := range kinds {
+	for i, st := range starts {
 		opts := []fixtures.Option{fixtures.WithProgress(progress)}
-		if fixtures.AuthOnShared(k) {
+		if st.auth || fixtures.AuthOnShared(st.kind) {
 			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
 		}
 		wg.Go(func() {
-			start := time.Now()
-			b, err := p.Start(ctx, k, opts...)
-			results[i] = result{b, err, time.Since(start)}
+			begin := time.Now()
+			b, err := p.Start(ctx, st.kind, opts...)
+			results[i] = result{b, err, time.Since(begin)}
 		})
 	}
 	wg.Wait()
 	var started []fixtures.Broker
 	var errs []error
 	for i, r := range results {
+		st := starts[i]
+		if r.err != nil && st.auth {
+			// S1 and S2 fail with the cause (authTarget finds no run-level broker and tries
+			// a private one); the other specs need not wait on it.
+			progress("auth-enabled %s did not start: %v", st.kind, r.err)
+			continue
+		}
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("%s provider: %w", p.Name(), r.err)) // err names the broker
 			continue
 		}
 		started = append(started, r.b)
 		ep := r.b.Endpoints()
-		sh.Brokers[kinds[i]] = ep
-		progress("%s %s ready in %s via %s (log %s)", kinds[i], ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
+		if st.auth {
+			sh.AuthBrokers[st.kind] = ep
+			progress("auth-enabled %s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
+			continue
+		}
+		sh.Brokers[st.kind] = ep
+		progress("%s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
 	}
 	if len(errs) > 0 {
 		return sh, started, errors.Join(errs...)
@@ -108,8 +179,10 @@ func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
 }
 
 // authTarget reaches an auth-enabled broker of kind: the shared broker's authenticated
-// listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else a private
-// auth-enabled broker (Pulsar's token auth), stopped by the spec through Stop.
+// listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else the run's
+// auth-enabled broker of that kind (Shared.AuthBrokers: Pulsar's token auth), else - when the
+// run started none (the spec selection was not known, or it failed to start) - a private
+// auth-enabled broker, stopped by the spec through Stop.
 func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
 	target := func(ep fixtures.Endpoints, good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
 		open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
@@ -135,6 +208,13 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 		good, bad, ok := ep.AuthSettings()
 		if !ok {
 			return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, kind)
+		}
+		return target(ep, good, bad, nil)
+	}
+	if ep, ok := sh.AuthBrokers[kind]; ok {
+		good, bad, ok := ep.AuthSettings()
+		if !ok {
+			return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", ep.Provider, kind)
 		}
 		return target(ep, good, bad, nil)
 	}

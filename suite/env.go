@@ -89,7 +89,7 @@ func inProcessEnv(env *specs.Env, name string) {
 		cut, ok := inst.(backends.Cuttable)
 		if !ok {
 			inst.Close()
-			// Both fault areas use this instance (F2 needs only latency, which the stand-in
+			// The fault area uses this instance for cuts and latency (F2 needs only latency, which the stand-in
 			// offers on top of the cut switch): the reason names both.
 			return nil, specs.Unavailable("%s's private instance cannot simulate a network cut or latency (backends.Cuttable, backends.Laggable)", name)
 		}

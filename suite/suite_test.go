@@ -94,7 +94,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	if err := suite.PrepareBackends(ctx, names, progress); err != nil {
 		Fail(err.Error()) // "prepare <backend>: ...", one line, like a broker that cannot start
 	}
-	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), progress)
+	sel, _ := GinkgoConfiguration()
+	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), suite.AuthKinds(names, reports.NewSelection(sel)), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped
 		// error chain around it, which buries a setup problem the user must fix by hand.
