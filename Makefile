@@ -226,7 +226,10 @@ WARM_PROCS ?= 1
 # changed: linking the cgo binary was 8-14 s of every run's wall time on the shared 2 cores
 # (docs/performance.md). `make -B conformance` or deleting it forces a new link.
 GO_FILES    = $(wildcard $(shell git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './reports/out/*'))
-GO_SOURCES  = $(GO_FILES) $(sort $(dir $(GO_FILES))) go.mod go.sum
+# What the binaries embed (go:embed) counts too: a corpus entry added or edited must reach the
+# next run (the directory's mtime catches an added or removed file).
+EMBEDDED    = $(wildcard internal/workload/testdata/corpus/*.txt fixtures/maven/*/pom.xml) internal/workload/testdata/corpus
+GO_SOURCES  = $(GO_FILES) $(sort $(dir $(GO_FILES))) $(EMBEDDED) go.mod go.sum
 WARM_BIN   := $(CONFORMANCE_BIN)
 
 # The conformance run leaves out the specs labelled cluster (F5, leader failover on a private
