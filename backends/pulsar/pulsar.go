@@ -23,6 +23,14 @@
 //     namespace without one a topic-level policy (deduplicate). A topic or namespace that
 //     existed is left as it is.
 //   - C-SEND-3: a Send that failed may still be written: the resend above, or a receipt lost.
+//   - C-ACK-2, C-ACK-5: Ack queues the ack for the consumer's acker, which sends it with a
+//     receipt and again until the broker confirms it; Close sends what is left. A receipt is
+//     not a stored ack, and a reconnect leaves old copies in the client's channel, so every
+//     ack in force is also kept in the subscription's ackBook, shared by this Backend's
+//     consumers of it: a message in it is never returned by Receive again (it is acked again
+//     instead). Another process's consumers know nothing of it.
+//   - C-ACK-8, C-ACK-9: a Nack of a delivery whose message was acked through another
+//     delivery (of this consumer or another of the subscription here) is ErrUnknownDelivery.
 //   - C-LIFE-7: the client reconnects producers and consumers by itself; calls made meanwhile
 //     fail within their ctx (Send after the client's send timeout at most).
 package pulsar
@@ -74,6 +82,9 @@ type Backend struct {
 	nsOK    map[string]bool          // "tenant/ns" already ensured
 	nsDedup map[string]bool          // "tenant/ns" whose namespace policy deduplicates (see ensureNamespace)
 	nsRun   map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+
+	booksMu sync.Mutex
+	books   map[string]*ackBook // "topic\x00subscription" -> what this Backend acked there (shared subscriptions)
 
 	mu        sync.Mutex
 	closed    bool
@@ -168,6 +179,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		nsOK:      map[string]bool{},
 		nsDedup:   map[string]bool{},
 		nsRun:     map[string]chan struct{}{},
+		books:     map[string]*ackBook{},
 		producers: map[*producer]struct{}{},
 		consumers: map[*consumer]struct{}{},
 	}, nil
@@ -426,6 +438,7 @@ func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
 	if err := b.admin.deleteTopic(ctx, r); err != nil {
 		return fmt.Errorf("pulsar: delete topic %s: %w", r.fullName(), err)
 	}
+	b.forgetAcks(r, "")
 	return nil
 }
 
