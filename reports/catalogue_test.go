@@ -114,3 +114,14 @@ func TestCommittedCatalogueIsCurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The catalogue table names each file that implements an entry, once.
+func TestCatalogueMarkdownFiles(t *testing.T) {
+	b, _ := catalogue.Lookup("D1")
+	md := string(CatalogueMarkdown([]catalogue.Behaviour{b}, []Implementation{
+		{"D1", "specs/a.go", 1}, {"D1", "specs/a.go", 9}, {"D1", "specs/b.go", 3},
+	}))
+	if !strings.Contains(md, " | specs/a.go, specs/b.go |\n") {
+		t.Errorf("files of D1:\n%s", md)
+	}
+}
