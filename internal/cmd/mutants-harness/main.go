@@ -154,6 +154,13 @@ func run(o options) (int, error) {
 	if err := os.Symlink(self, filepath.Join(bin, "go")); err != nil {
 		return 0, err
 	}
+	for _, t := range o.targets {
+		if t.Prepare {
+			if err := prepare(realGo, root, t); err != nil {
+				return 0, err
+			}
+		}
+	}
 	cache := filepath.Join(tmp, "cache")
 	if err := privateCache(cache); err != nil {
 		return 0, err
@@ -242,6 +249,19 @@ func gremlins(bin, mod string, env []string, t target, o options, jsonPath, logP
 	fmt.Fprintf(logf, "GOFLAGS=%q gremlins %s\n", goflags(t), strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("gremlins: %w (its output: %s)", err, logPath)
+	}
+	return nil
+}
+
+// prepare runs t's tests once in the module at root, unmutated and with the real cache, so
+// what they make there (virtualenvs, with pip online the first time) exists for the run.
+func prepare(realGo, root string, t target) error {
+	fmt.Printf("== mutants-harness: %s: its tests once as they are, to make what they need in the cache\n", t.Dir)
+	cmd := exec.Command(realGo, append(append([]string{"test"}, t.TestFlags...), "./"+t.Dir)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath -count=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: its tests fail unmutated, nothing to mutation-test: %w\n%s", t.Dir, err, out)
 	}
 	return nil
 }

@@ -223,6 +223,18 @@ func renderSummary(results []result, o options, total time.Duration, now time.Ti
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %.2f%% | %.2f%% | %s | `%s` |\n", r.Target.Dir,
 			c[killed], c[lived], c[notCovered], c[timedOut], c[notViable], eff, cov, r.Elapsed.Round(time.Second), goflags(r.Target))
 	}
+	b.WriteString("\nMutators: gremlins' defaults (arithmetic base, conditionals boundary and negation, " +
+		"increment-decrement, invert negatives) and invert logical (&& and ||). Per package:\n\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "- %s: `%s`", r.Target.Dir, goflags(r.Target))
+		if len(r.Target.Exclude) > 0 {
+			fmt.Fprintf(&b, ", files left out `%s`", strings.Join(r.Target.Exclude, "` `"))
+		}
+		if r.Target.Why != "" {
+			b.WriteString("; " + r.Target.Why)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("\n## Survivors\n\n")
 	any := false
 	for _, r := range results {
