@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 const fixtureBaseline = `# accepted results
@@ -230,4 +232,25 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// What a baseline accepts is exactly its result: a spec accepted to fail that is now skipped is
+// newly skipped (a skip hides whether the defect is still there), and at GATE_LEVEL=must a
+// row without a level (a foreign testcase) still blocks: only SHOULD rows are below it.
+func TestGateAcceptsExactlyTheResult(t *testing.T) {
+	b := &Baseline{Backends: map[string]map[string]Accepted{"k": {"D2": {Result: Fail, Note: "KAFKA-1"}, "test_foreign": {Result: Pass}}}}
+	m := Build([]*Run{{File: "a", Label: "k", Cases: []Case{
+		{ID: "D2", Status: Skip, Message: "lacks x"},
+		{Text: "test_foreign", Status: Fail, Message: "broke"},
+	}}})
+	g := GateWith(m, b, GateOptions{Level: catalogue.MUST})
+	var blocking []string
+	for _, c := range g.Changes {
+		if c.Blocking() {
+			blocking = append(blocking, string(c.Kind)+" "+c.ID)
+		}
+	}
+	if strings.Join(blocking, ", ") != "newly skipped D2, new failure test_foreign" {
+		t.Errorf("blocking changes %q, want D2 newly skipped and the foreign row's failure:\n%s", blocking, g.Report())
+	}
 }

@@ -41,10 +41,11 @@ func TestCatalogueProblems(t *testing.T) {
 	}
 	want := []string{
 		`specs-bad/acks.go:8: spec [A2] is declared with It: use Behaviour("A2", ...) or BehaviourTable so it carries its ID label`,
+		`specs-bad/acks.go:9: spec [A10] is declared with It: use Behaviour("A10", ...) or BehaviourTable so it carries its ID label`,
 		`specs-bad/groups.go:6: a comment states a requirement ("MUST"): the catalogue entry says what is required; say here only how the spec checks it`,
 		`specs-bad/acks.go:6: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/acks.go:7: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
-		`specs-bad/acks.go:9: spec "Q9" is not in the catalogue (specs/catalogue): add its entry there`,
+		`specs-bad/acks.go:10: spec "Q9" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/groups.go:7: spec D1 of area delivery is declared outside its area's files (specs/delivery*.go)`,
 		`specs-bad/groups.go:8: spec "L10" is not in the catalogue (specs/catalogue): add its entry there`,
 	}

@@ -305,3 +305,17 @@ func TestFindingsCallsAndTies(t *testing.T) {
 		t.Errorf("SpecList(3) %q, SpecList(2) %q", f.SpecList(3), f.SpecList(2))
 	}
 }
+
+// A cause family takes its own symptoms only: a subscription or a delivery not found is not a
+// topic missing on the broker.
+func TestCauseFamiliesAreNarrow(t *testing.T) {
+	topic := CauseOf("Unexpected error:\n    <*errors.errorString | 0xc1>: \n    producer.send: UnknownTopicOrPartition\noccurred")
+	for _, other := range []string{
+		"Unexpected error:\n    <*errors.errorString | 0xc1>: \n    consumer.ack: delivery c1-7 not found\noccurred",
+		"Unexpected error:\n    <*errors.errorString | 0xc1>: \n    create_consumer: subscription not found\noccurred",
+	} {
+		if c := CauseOf(other); c.Key == topic.Key || strings.Contains(c.Key, "topic missing") {
+			t.Errorf("%q grouped with the topic-missing family: %q", other, c.Key)
+		}
+	}
+}

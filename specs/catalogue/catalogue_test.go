@@ -93,8 +93,13 @@ func TestLabels(t *testing.T) {
 	if got := IDFromLabels([]string{"restart"}); got != "" {
 		t.Errorf("IDFromLabels without id label = %q", got)
 	}
-	if _, ok := Lookup("Q7"); ok {
-		t.Error("Lookup(Q7) found something")
+	for _, id := range []string{"Q7", "R", ""} {
+		if b, ok := Lookup(id); ok {
+			t.Errorf("Lookup(%q) found %s", id, b.ID)
+		}
+	}
+	if b, ok := Lookup("L1"); !ok || b.ID != "L1" {
+		t.Errorf("Lookup(L1) = %s", b.ID)
 	}
 	if b.SpecText() != "[R4] flow messages sent before a broker restart are delivered after it" {
 		t.Errorf("SpecText %q", b.SpecText())
@@ -118,6 +123,8 @@ func TestParseIDs(t *testing.T) {
 		"Z9":       `unknown catalogue ID "Z9"; the catalogue has ` + ranges,
 		"D2,Z9,Q1": `unknown catalogue IDs "Z9", "Q1"; the catalogue has ` + ranges,
 		"d2":       `unknown catalogue ID "d2" (IDs are upper case: D2); the catalogue has ` + ranges,
+		// An ID is the whole ID: D is not D1, nor L1 a prefix of L10's.
+		"D": `unknown catalogue ID "D"; the catalogue has ` + ranges,
 	} {
 		if _, err := ParseIDs(list); err == nil || err.Error() != want {
 			t.Errorf("%q: %v\nwant %s", list, err, want)
