@@ -8,6 +8,7 @@
 #   make flakes        RUNS=20 randomized conformance runs; lists what failed in any (flakes.md)
 #   make soak          DURATION=10m of the generative workload (W1) per backend (reports/out/soak)
 #   make mutants       detection power: known-bad variants must each fail a spec (reports/out/mutants.md)
+#   make mutants-harness  gremlins over the harness's own code, unit tests only (docs/mutants.md)
 #   make setup         install what a fresh Debian/Ubuntu machine lacks (test and conformance do it)
 #   make bench         throughput and latency per backend, beside the raw client on the same broker
 #   make warm          keep the brokers of BACKENDS running for focused WARM=1 runs (the fix loop)
@@ -72,7 +73,7 @@ UNIT_PARALLEL ?= 4
 UNIT_FLAGS ?= -count=1 -p=$(UNIT_PARALLEL) -timeout=20m
 GOTESTSUM  ?= $(GO) tool gotestsum
 
-.PHONY: all setup test build vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants bench brokers report gate clean help versions
+.PHONY: all setup test build vet unit catalogue selftest selftest-memory selftest-variants adapter-selftest suite-bin proto conformance warm against failover flakes soak mutants mutants-harness bench brokers report gate clean help versions
 
 # What `make test` and `make conformance` need on the machine, one <check>=<packages> per entry:
 # <check> is a command (alternatives separated by ':', any one on PATH will do), an absolute
@@ -92,7 +93,7 @@ SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio
 all: test
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 ## setup: install the missing SETUP_NEEDS with apt-get (sudo when not root). A no-op when all
 ## is present; where installing is impossible, one line naming the packages, and exit 1. After
@@ -383,6 +384,18 @@ MUTANT_BUDGET   ?= 20m
 MUTANT_PROCS    ?= 4
 mutants:
 	$(if $(NEMESIS),PUBSUB_NEMESIS=1) $(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) -timeout=$(MUTANT_BUDGET) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
+
+## mutants-harness: mutation testing of the harness's own code (make mutants is the backends')
+## with gremlins (a tool of go.mod): reports, internal/history, internal/workload,
+## specs/catalogue, backends/remote and the fixtures package, each by its unit tests (no broker;
+## the test flags per package are in internal/cmd/mutants-harness/targets.go). Writes
+## reports/out/mutants-harness/summary.md; fails when a package's efficacy (killed / (killed +
+## lived)) is below MUTANTS_HARNESS_THRESHOLD or a survivor is neither killed nor listed as
+## equivalent in docs/mutants.md. MUTANTS_HARNESS_TARGETS=reports,specs/catalogue picks some.
+MUTANTS_HARNESS_TARGETS   ?=
+MUTANTS_HARNESS_THRESHOLD ?= 90
+mutants-harness:
+	$(GO) run ./internal/cmd/mutants-harness -threshold=$(MUTANTS_HARNESS_THRESHOLD) $(if $(MUTANTS_HARNESS_TARGETS),-targets=$(MUTANTS_HARNESS_TARGETS))
 
 ## bench: per backend, on brokers it starts: confirmed-send throughput (50,000 x 1 KiB, 1 and 8
 ## senders), end-to-end latency at 1,000 msg/s for 20 s (HdrHistogram, from the intended send time),

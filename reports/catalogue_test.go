@@ -41,10 +41,11 @@ func TestCatalogueProblems(t *testing.T) {
 	}
 	want := []string{
 		`specs-bad/acks.go:8: spec [A2] is declared with It: use Behaviour("A2", ...) or BehaviourTable so it carries its ID label`,
+		`specs-bad/acks.go:9: spec [A10] is declared with It: use Behaviour("A10", ...) or BehaviourTable so it carries its ID label`,
 		`specs-bad/groups.go:6: a comment states a requirement ("MUST"): the catalogue entry says what is required; say here only how the spec checks it`,
 		`specs-bad/acks.go:6: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/acks.go:7: spec "A1" is not in the catalogue (specs/catalogue): add its entry there`,
-		`specs-bad/acks.go:9: spec "Q9" is not in the catalogue (specs/catalogue): add its entry there`,
+		`specs-bad/acks.go:10: spec "Q9" is not in the catalogue (specs/catalogue): add its entry there`,
 		`specs-bad/groups.go:7: spec D1 of area delivery is declared outside its area's files (specs/delivery*.go)`,
 		`specs-bad/groups.go:8: spec "L10" is not in the catalogue (specs/catalogue): add its entry there`,
 	}
@@ -112,5 +113,16 @@ func TestCheckCatalogue(t *testing.T) {
 func TestCommittedCatalogueIsCurrent(t *testing.T) {
 	if err := CheckCatalogue(catalogue.Behaviours, "../specs", "catalogue.md"); err != nil {
 		t.Error(err)
+	}
+}
+
+// The catalogue table names each file that implements an entry, once.
+func TestCatalogueMarkdownFiles(t *testing.T) {
+	b, _ := catalogue.Lookup("D1")
+	md := string(CatalogueMarkdown([]catalogue.Behaviour{b}, []Implementation{
+		{"D1", "specs/a.go", 1}, {"D1", "specs/a.go", 9}, {"D1", "specs/b.go", 3},
+	}))
+	if !strings.Contains(md, " | specs/a.go, specs/b.go |\n") {
+		t.Errorf("files of D1:\n%s", md)
 	}
 }

@@ -2,10 +2,13 @@ package reports
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // censusDir writes the fixture report into a new run directory, with every failed spec turned
@@ -88,5 +91,91 @@ func TestCensusOfStableRunsIsClean(t *testing.T) {
 func TestCensusOfAnEmptyDirectoryIsAnError(t *testing.T) {
 	if _, err := TakeCensus([]string{t.TempDir()}); err == nil {
 		t.Fatal("a run directory without reports was accepted")
+	}
+}
+
+// The census counts exactly: failed pairs per run, pairs clean in every run, none "not run"
+// where every run had a result; rows by backend, then catalogue order; the first interrupted
+// backend of a run is named; the markdown names each row's behaviour.
+func TestCensusCountsExactly(t *testing.T) {
+	root := t.TempDir()
+	run1 := censusDir(t, root, "run-1", true)
+	run2 := censusDir(t, root, "run-2", false)
+	b, err := os.ReadFile(filepath.Join(run2, "ginkgo-kafka.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{run1, run2} {
+		writeFile(t, filepath.Join(d, "ginkgo-pulsar.json"), string(b)) // pulsar fails in both runs
+	}
+	c, err := TakeCensus([]string{run1, run2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range c.Rows {
+		rows = append(rows, fmt.Sprintf("%s %s %d/%d/%d", r.Backend, r.Key, r.Passed, r.Failed, r.NotRun))
+	}
+	want := []string{"kafka D2 1/1/0", "kafka D7 1/1/0", "pulsar D2 0/2/0", "pulsar D7 0/2/0"}
+	if strings.Join(rows, ", ") != strings.Join(want, ", ") {
+		t.Errorf("rows %q, want %q", rows, want)
+	}
+	if c.Runs[0].Failed != 2 || c.Runs[1].Failed != 4 || c.Pairs != 2*(len(Build(mustRuns(t, run1)).Rows)-2) {
+		t.Errorf("runs %+v, pairs %d", c.Runs, c.Pairs)
+	}
+	md := c.Markdown()
+	d2, _ := catalogue.Lookup("D2")
+	for _, want := range []string{"Suite time per run: min ", "| kafka | D2 " + mdEscape(d2.Title) + " | 1 | 1 | 0 | run-2: "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+
+	clean, err := TakeCensus([]string{censusDir(t, root, "clean", true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := clean.Markdown(); strings.Contains(md, "| backend | behaviour |") {
+		t.Errorf("a clean census has no table of rows:\n%s", md)
+	}
+
+	run3 := filepath.Join(root, "run-3")
+	if err := os.MkdirAll(run3, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	intr, err := os.ReadFile("testdata/ginkgo-interrupted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(run3, "ginkgo-kafka.json"), string(intr))
+	c3, err := TakeCensus([]string{run3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c3.Runs[0].Interrupted != "memory: Interrupted by User" || !c3.Flaky() {
+		t.Errorf("interrupted run: %+v", c3.Runs[0])
+	}
+}
+
+func mustRuns(t *testing.T, dir string) []*Run {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "ginkgo-*.json"))
+	runs, err := ReadRuns(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// A run's seed is the first report's that has one: reports without a seed (or any report)
+// are passed over.
+func TestSeedOfTheFirstReportWithOne(t *testing.T) {
+	dir := t.TempDir()
+	empty, zero, seeded := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"), filepath.Join(dir, "c.json")
+	writeFile(t, empty, "[]")
+	writeFile(t, zero, `[{"SuiteConfig":{"RandomSeed":0}}]`)
+	writeFile(t, seeded, `[{"SuiteConfig":{"RandomSeed":42}}]`)
+	if got := seedOf([]string{filepath.Join(dir, "none.json"), empty, zero, seeded}); got != 42 {
+		t.Errorf("seed %d, want 42", got)
 	}
 }

@@ -85,3 +85,62 @@ func TestContractLevels(t *testing.T) {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// What is scanned of a type: the doc of its exported and embedded members, not of unexported
+// ones; a marker used twice is named at both places; the table marks an uncovered sentence.
+func TestContractScanMembersAndDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	src := `package x
+
+// Thing does things. [C-X-1]
+type Thing interface {
+	// Embedded closes. [C-X-10]
+	io.Closer
+	// hidden returns. [C-X-6]
+	hidden()
+	// Do does it,
+	// twice. [C-X-1]
+	Do()
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sentences, problems, err := ScanContract(dir, []string{"x.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range sentences {
+		ids = append(ids, s.ID)
+	}
+	if strings.Join(ids, " ") != "C-X-1 C-X-10" {
+		t.Errorf("sentences %q, want C-X-1 and the embedded member's C-X-10 (markers of any length)", ids)
+	}
+	if want := "x.go:10: contract marker [C-X-1] used twice (first at x.go:3)"; len(problems) != 1 || problems[0] != want {
+		t.Errorf("problems %q, want %q", problems, want)
+	}
+	cov, _ := ContractCoverage(sentences, map[string][]string{"D1": {"C-X-1"}}, map[string]string{}, []string{"D1"})
+	md := string(ContractMarkdown(cov))
+	if !strings.Contains(md, "| C-X-1 |") || !strings.Contains(md, "| D1 |") || !strings.Contains(md, "x.go:5 | **UNCOVERED** |") {
+		t.Errorf("table:\n%s", md)
+	}
+}
+
+// make catalogue fails on a stale contract table.
+func TestCheckContractFailsOnAStaleTable(t *testing.T) {
+	stale := filepath.Join(t.TempDir(), "contract.md")
+	if err := os.WriteFile(stale, []byte("# Contract coverage\n\nold\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckContract("..", stale); err == nil || !strings.Contains(err.Error(), "contract table is stale") {
+		t.Errorf("CheckContract of a stale table: %v", err)
+	}
+}
+
+// A long unmarked text is clipped in the problem that quotes it, a short one is whole.
+func TestClip(t *testing.T) {
+	if clip("abc", 3) != "abc" || clip("abcd", 3) != "abc..." {
+		t.Errorf("clip: %q %q", clip("abc", 3), clip("abcd", 3))
+	}
+}

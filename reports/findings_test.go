@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -75,8 +76,10 @@ func TestFindingsGroupOneCause(t *testing.T) {
 	if !strings.Contains(top.Cause.Clue, "Topic <topic> not found in cluster metadata") || top.Cause.Kind != "hang" {
 		t.Errorf("finding 1 cause %+v", top.Cause)
 	}
-	if got := top.CallList(); !strings.Contains(got, "ensure_topic + create_consumer") || !strings.Contains(got, "producer.send") {
-		t.Errorf("finding 1 calls %q", got)
+	// D2's list names the contract call before the client's ("d2-s1-r0: Consumer() failed ...:
+	// ensure_topic + create_consumer(...)"): the first call after the list entry's label.
+	if got, want := top.CallList(), "Consumer, create_consumer, ensure_topic + create_consumer, producer.send"; got != want {
+		t.Errorf("finding 1 calls %q, want %q", got, want)
 	}
 	if got := strings.Join(fs[1].IDs, " "); got != "L1 L2" || !strings.Contains(fs[1].Key, "TopicExists is true") {
 		t.Errorf("finding 2 %q key %q, want L1 L2 under TopicExists", got, fs[1].Key)
@@ -163,5 +166,156 @@ history: 3 calls
 	n := CauseOf(nacked)
 	if !strings.Contains(n.Key, "Receive after Nack") || n.Key == r.Key {
 		t.Errorf("nacked: %+v", n)
+	}
+}
+
+// The shapes of Gomega's "Unexpected error:" the cause is read from: with or without a
+// description before it, the value on its own line or after the type, a message cut short.
+func TestCauseOfUnexpectedErrorShapes(t *testing.T) {
+	for _, c := range []struct {
+		name, failure    string
+		kind, call, clue string
+	}{
+		{"no description (Expect(err).NotTo(HaveOccurred()))",
+			"Unexpected error:\n    <*errors.errorString | 0xc000123>: \n    producer.send('flow:tg:x-abcdef-p1-2'): broker down\noccurred",
+			"error", "producer.send", "broker down"},
+		{"the value after the type",
+			"send m1 failed\nUnexpected error:\n    <*errors.errorString | 0xc000123>: producer.send('flow:tg:x'): broker down\noccurred",
+			"error", "producer.send", "broker down"},
+		{"the description names the call and says it hung, the error does not",
+			"Send(flow:tg:x) did not return within 10s\nUnexpected error:\n    <*errors.errorString | 0xc000123>: \n    broker down\noccurred",
+			"hang", "Send", "broker down"},
+		{"the value two lines on, the description in between",
+			"step 3 of 5\nConsumer(flow:tg:x, s) failed\nUnexpected error:\n    <*errors.errorString | 0xc000123>: \n    broker down\noccurred",
+			"error", "Consumer", "broker down"},
+		{"words after the call's name are the error's own",
+			"Unexpected error:\n    <*errors.errorString | 0xc000123>: \n    kafka: produce (partition 3): broker down\noccurred",
+			"error", "kafka", "kafka: produce (partition N): broker down"},
+		{"cut short after Unexpected error:", "send m1 failed\nUnexpected error:", "assertion", "", "send m1 failed"},
+		{"cut short after the type", "send m1 failed\nUnexpected error:\n    <*errors.errorString | 0xc000123>: ", "assertion", "", "send m1 failed"},
+		{"only a location", "\n\nat specs/delivery.go:71", "assertion", "", "(no message)"},
+	} {
+		got := CauseOf(c.failure)
+		if got.Kind != c.kind || got.Call != c.call || got.Clue != c.clue {
+			t.Errorf("%s: kind %q call %q clue %q; want %q, %q, %q", c.name, got.Kind, got.Call, got.Clue, c.kind, c.call, c.clue)
+		}
+	}
+}
+
+// The same error of two calls is one cause: the calls are listed per finding, not in the key.
+func TestCauseOfSameErrorOfTwoCallsIsOneCause(t *testing.T) {
+	a := CauseOf("Unexpected error:\n    <*errors.errorString | 0xc1>: \n    producer.send('flow:tg:x-abcdef-p1-2'): broker down\noccurred")
+	b := CauseOf("Unexpected error:\n    <*errors.errorString | 0xc2>: \n    create_consumer('flow:tg:y-abcdef-p1-3'): broker down\noccurred")
+	if a.Key != b.Key || a.Key != "error: broker down" {
+		t.Errorf("keys %q and %q, want both \"error: broker down\"", a.Key, b.Key)
+	}
+}
+
+// Gomega's "Timed out after 10s." says only that: the description on the next line is the
+// cause; any other assertion is its first line alone.
+func TestCauseOfAssertionLines(t *testing.T) {
+	a := CauseOf("Timed out after 10.001s.\nthe consumer got nothing\nExpected\n    <int>: 0\nto equal 1")
+	b := CauseOf("Timed out after 10.001s.\nthe producer was never ready\nExpected\n    <bool>: false\nto be true")
+	if a.Key == b.Key || a.Clue != "Timed out after <d>. the consumer got nothing" || a.Kind != "hang" {
+		t.Errorf("Eventually failures: %+v and %+v", a, b)
+	}
+	if c := CauseOf("Failed after 3.2s.\nthe topic still exists"); c.Clue != "Failed after <d>. the topic still exists" {
+		t.Errorf("Consistently failure: %+v", c)
+	}
+	if c := CauseOf("Timed out after 10.001s."); c.Clue != "Timed out after <d>." {
+		t.Errorf("a bare timeout: %+v", c)
+	}
+	if c := CauseOf("D4: out of order\nExpected\n    <int>: 2\nto equal 1"); c.Clue != "D4: out of order" {
+		t.Errorf("an assertion's cause is its first line: %+v", c)
+	}
+}
+
+// A quoted call's error stays its own: only a Receive that timed out reads as "nothing arrived".
+func TestCauseOfQuotedSendError(t *testing.T) {
+	const failure = `send m1 failed; the loop ended with: send: broker unreachable
+
+history of contract calls:
+history: 2 calls
+00:08:43.364    +0.005s tg#1/p1            Producer      "flow:tg:a5-3e9aaf-p1-110" -> ok (41.26ms)
+00:08:43.457    +0.099s tg#1/p1            Send          4B "a5-0" deadline=+30.000s -> ERROR timeout: send: broker unreachable (29.98102s)`
+	c := CauseOf(failure)
+	if c.Call != "Send" || c.Kind != "hang" || c.Clue != "Send: send: broker unreachable" {
+		t.Errorf("%+v", c)
+	}
+	const receiveErr = `got nothing; the loop ended with: receive: connection reset
+
+history of contract calls:
+history: 2 calls
+00:08:43.364    +0.005s tg#1/c1            Consumer      "flow:tg:a5-3e9aaf-p1-110" sub="s" position=latest mode=shared -> ok (41.26ms)
+00:08:43.457    +0.099s tg#1/c1            Receive       deadline=+30.000s -> ERROR unavailable: receive: connection reset (1ms)`
+	if c := CauseOf(receiveErr); c.Call != "Receive" || c.Kind != "error" || c.Clue != "Receive: receive: connection reset" {
+		t.Errorf("a Receive that failed otherwise: %+v", c)
+	}
+}
+
+// What the client logged: up to the end of its line or quote.
+func TestLoggedClue(t *testing.T) {
+	for in, want := range map[string]string{
+		"logged: broker gone":                    "broker gone",
+		"x; meanwhile it logged: broker gone\nB": "broker gone",
+		`"x: meanwhile it logged: gone", "y"`:    "gone",
+		"it logged: \nnext line":                 "",
+		"nothing logged":                         "",
+	} {
+		if got := loggedClue(in); got != want {
+			t.Errorf("loggedClue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A history line is an error only when its result says ERROR.
+func TestParseHistoryErrors(t *testing.T) {
+	ops := parseHistory(`00:08:43.363    +0.005s tg#1               Open           -> client opened (broker: local) (0s)
+00:08:43.457    +0.099s tg#1/c1            Receive       deadline=+30.000s -> ERROR timeout: receive: nothing (29.98102s)`)
+	if len(ops) != 2 || ops[0].err != "" || ops[1].code != "timeout" || ops[1].err != "receive: nothing" {
+		t.Errorf("parseHistory: %+v", ops)
+	}
+}
+
+// Findings: a column past the matrix has none; calls are counted across the specs of a
+// finding; findings of as many specs come in catalogue order of their first spec.
+func TestFindingsCallsAndTies(t *testing.T) {
+	sendDown := "Unexpected error:\n    <*errors.errorString | 0xc1>: \n    producer.send('flow:tg:x'): broker down\noccurred"
+	m := Build([]*Run{{File: "ginkgo-k.json", Label: "k", Meta: &Meta{Backend: "k"}, Cases: []Case{
+		failCase("A3", "A3: acked twice"),
+		failCase("D5", "D5: lost one"),
+		failCase("D6", sendDown),
+		failCase("D7", sendDown),
+		failCase("D8", strings.Replace(sendDown, "producer.send('flow:tg:x')", "Consumer(flow:tg:x, s)", 1)),
+	}}})
+	if fs := m.Findings(1); len(fs) != 0 {
+		t.Errorf("column 1 of a one-column matrix: %v", fs)
+	}
+	fs := m.Findings(0)
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("#%d %s [%s]", f.N, strings.Join(f.IDs, " "), f.CallList()))
+	}
+	want := []string{"#1 D6 D7 D8 [Consumer, producer.send x2]", "#2 D5 []", "#3 A3 []"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	f := fs[0]
+	if f.SpecList(3) != "D6 D7 D8" || f.SpecList(2) != "D6 D7 and 1 more" {
+		t.Errorf("SpecList(3) %q, SpecList(2) %q", f.SpecList(3), f.SpecList(2))
+	}
+}
+
+// A cause family takes its own symptoms only: a subscription or a delivery not found is not a
+// topic missing on the broker.
+func TestCauseFamiliesAreNarrow(t *testing.T) {
+	topic := CauseOf("Unexpected error:\n    <*errors.errorString | 0xc1>: \n    producer.send: UnknownTopicOrPartition\noccurred")
+	for _, other := range []string{
+		"Unexpected error:\n    <*errors.errorString | 0xc1>: \n    consumer.ack: delivery c1-7 not found\noccurred",
+		"Unexpected error:\n    <*errors.errorString | 0xc1>: \n    create_consumer: subscription not found\noccurred",
+	} {
+		if c := CauseOf(other); c.Key == topic.Key || strings.Contains(c.Key, "topic missing") {
+			t.Errorf("%q grouped with the topic-missing family: %q", other, c.Key)
+		}
 	}
 }

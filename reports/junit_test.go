@@ -314,3 +314,49 @@ func TestCause(t *testing.T) {
 		})
 	}
 }
+
+// A foreign testcase keeps its name, brackets and all (only a Ginkgo name or one with an ID
+// label has a label list), and not its class's. Of two reasons a merged
+// report gives for stopping, the first is the run's.
+func TestParseJUnitForeignNamesAndReasons(t *testing.T) {
+	const x = `<testsuites>
+  <testsuite name="a" tests="1"><properties><property name="SpecialSuiteFailureReason" value="Interrupted by User"/></properties>
+    <testcase name="test_send [kafka, big]" classname="tests.test_send" time="0.1"></testcase>
+  </testsuite>
+  <testsuite name="b" tests="0"><properties><property name="SpecialSuiteFailureReason" value="Suite Timeout Elapsed"/></properties></testsuite>
+</testsuites>`
+	run, err := ParseJUnit("junit-py.xml", strings.NewReader(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Cases) != 1 || run.Cases[0].Text != "test_send [kafka, big]" || len(run.Cases[0].Labels) != 0 {
+		t.Errorf("cases %+v", run.Cases)
+	}
+	if run.Interrupted != "Interrupted by User" {
+		t.Errorf("interrupted %q, want the first reason", run.Interrupted)
+	}
+}
+
+// The one-line cause of Gomega's shapes, including the cut-short ones.
+func TestCauseShapes(t *testing.T) {
+	for msg, want := range map[string]string{
+		"send failed\nUnexpected error:":                                     "send failed: ",
+		"send failed\nUnexpected error:\n    <*errors.errorString | 0xc1>: ": "send failed: ",
+		"Timed out after 10.001s.":                                           "Timed out after 10.001s.",
+		"D4 broke\nsecond\nthird":                                            "D4 broke",
+		"Expected\n    <int>: 1":                                             "Expected",
+		"Expected\n    <int>: 1\nwhatever":                                   "Expected 1",
+	} {
+		if got := cause(msg); got != want {
+			t.Errorf("cause(%q) = %q, want %q", msg, got, want)
+		}
+	}
+	if c, text := splitAtID("[D1] round trip", "D1"); c != "" || text != "round trip" {
+		t.Errorf("splitAtID: %q %q", c, text)
+	}
+	for _, s := range []string{"-1", "1e999", "x"} {
+		if parseSeconds(s) != 0 {
+			t.Errorf("parseSeconds(%q) = %v, want 0", s, parseSeconds(s))
+		}
+	}
+}

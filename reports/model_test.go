@@ -179,3 +179,89 @@ func TestMetaRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v\n(json %s)", back, m, data)
 	}
 }
+
+// A failed AfterSuite (or another suite node after the specs ran) is no setup failure: the
+// specs' results stand. A failed BeforeSuite, or a failed suite node of a run without specs, is.
+func TestSetupFailureOnlyBeforeTheSpecs(t *testing.T) {
+	run := func(nodeType string, specs ...Case) *Run {
+		return &Run{File: "ginkgo-" + nodeType + ".json", Label: nodeType,
+			Cases: append(specs, Case{Setup: true, NodeType: nodeType, Status: Fail, Message: "broker gone"})}
+	}
+	m := Build([]*Run{
+		run("AfterSuite", Case{ID: "D1", Status: Pass}),
+		run("SynchronizedAfterSuite", Case{ID: "D1", Status: Pass}),
+		run("BeforeSuite"),
+		run("SynchronizedBeforeSuite"),
+		run(""),
+	})
+	for label, want := range map[string]string{
+		"AfterSuite": "", "SynchronizedAfterSuite": "",
+		"BeforeSuite": "BeforeSuite failed: broker gone", "SynchronizedBeforeSuite": "SynchronizedBeforeSuite failed: broker gone",
+		"": "suite setup failed: broker gone",
+	} {
+		if got := m.Backend(label).SetupFailure; got != want {
+			t.Errorf("%q: setup failure %q, want %q", label, got, want)
+		}
+	}
+}
+
+// A column's suite time: the meta's when it has one, else the run's own.
+func TestSuiteSecondsFromMetaOrRun(t *testing.T) {
+	m := Build([]*Run{
+		{File: "a.json", Label: "k", SuiteSeconds: 12, Meta: &Meta{Backend: "k", SuiteSeconds: 0}},
+		{File: "b.json", Label: "k", SuiteSeconds: 7, Meta: &Meta{Backend: "k", SuiteSeconds: 30}},
+	})
+	if got := m.Backend("k").SuiteSeconds; got != 42 {
+		t.Errorf("suite seconds %v, want 12 (no meta time) + 30 (the meta's)", got)
+	}
+}
+
+// A one-entry failure's message is its own; an entry is named only among several. Row labels
+// are the specs' labels once each, without the suite's backend label (the column says it);
+// foreign rows come after the catalogue's, by name; the verdict counts MUST rows without a
+// result.
+func TestRowsLabelsAndMessages(t *testing.T) {
+	m := Build([]*Run{
+		{File: "a.json", Label: "k", Cases: []Case{
+			{ID: "D2", Text: "one entry", Status: Fail, Message: "lost", Labels: []string{"backend:k", "delivery"}},
+			{ID: "D7", Text: "on cancel", Status: Fail, Message: "late", Labels: []string{"delivery"}},
+			{ID: "D7", Text: "on deadline", Status: Pass},
+			{Container: "zeta", Text: "case", Status: Pass},
+			{Container: "alpha", Text: "case", Status: Pass},
+			{ID: "D1", Status: Skip, Message: "no"},
+			{ID: "D3", Status: NotRun, Message: "interrupted"},
+		}},
+		{File: "b.json", Label: "p", Cases: []Case{{ID: "D2", Status: Pass, Labels: []string{"backend:p", "delivery"}}}},
+	})
+	if c := m.Cell("D2", "k"); c.Message != "lost" {
+		t.Errorf("one entry: message %q", c.Message)
+	}
+	if c := m.Cell("D7", "k"); c.Message != "late (entry: on cancel)" {
+		t.Errorf("two entries: message %q", c.Message)
+	}
+	var keys []string
+	for _, r := range m.Rows {
+		keys = append(keys, r.Key)
+		if r.Key == "D2" && strings.Join(r.Labels, ",") != "delivery" {
+			t.Errorf("D2 labels %q, want delivery alone", r.Labels)
+		}
+	}
+	if got := strings.Join(keys, ","); got != "D1,D2,D3,D7,alpha case,zeta case" {
+		t.Errorf("rows %s", got)
+	}
+	if v := m.Verdict(0); v.MustOpen != 2 || v.MustFailures != 2 {
+		t.Errorf("verdict %+v: want 2 MUST failures (D2, D7) and 2 MUST without a result (D1, D3)", v)
+	}
+}
+
+// A foreign row's title is the words its testcases' texts share, however long each is.
+func TestRowTitleOfTextsOfTwoLengths(t *testing.T) {
+	for _, cs := range [][]Case{
+		{{Text: "bounded receive"}, {Text: "bounded receive on deadline"}},
+		{{Text: "bounded receive on deadline"}, {Text: "bounded receive"}},
+	} {
+		if got, _ := titleAndLabels("", cs); got != "bounded receive" {
+			t.Errorf("title of %q and %q: %q", cs[0].Text, cs[1].Text, got)
+		}
+	}
+}

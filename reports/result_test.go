@@ -2,6 +2,7 @@ package reports
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +168,82 @@ func TestSelection(t *testing.T) {
 		if s.Selects(d1) != tt.d1 || s.Selects(t3) != tt.t3 || s.String() != tt.desc {
 			t.Errorf("%+v: D1 %v T3 %v %q, want %v %v %q", tt.cfg, s.Selects(d1), s.Selects(t3), s.String(), tt.d1, tt.t3, tt.desc)
 		}
+	}
+}
+
+// The failure detail of the HTML page: the message, where, a forwarded panic, the report
+// entries but the result (the message has its cause) and what the spec wrote.
+func TestFailureDetail(t *testing.T) {
+	s := resultSpec("D2", types.SpecStateFailed, 1, "message never arrived")
+	s.ReportEntries = types.ReportEntries{
+		{Name: ResultEntry, Value: types.WrapEntryValue("the result as data")},
+		{Name: "history of contract calls", Value: types.WrapEntryValue("history: 3 calls")},
+	}
+	plain := failureDetail(s)
+	if strings.Contains(plain, "panic:") || strings.Contains(plain, "output:") || strings.Contains(plain, "the result as data") ||
+		!strings.Contains(plain, "history of contract calls:\nhistory: 3 calls") {
+		t.Errorf("detail:\n%s", plain)
+	}
+	s.Failure.ForwardedPanic = "boom"
+	s.CapturedGinkgoWriterOutput = "sent m1\n"
+	if d := failureDetail(s); !strings.Contains(d, "\n\npanic: boom") || !strings.HasSuffix(d, "\n\noutput:\nsent m1") {
+		t.Errorf("detail:\n%s", d)
+	}
+}
+
+// Only a spec the filters left out without running it is "not selected": a pending spec, a
+// skip with its own reason and a failure keep what they are, whatever the filter.
+func TestNewResultNotSelectedOnlyForFilteredSkips(t *testing.T) {
+	sel := types.SuiteConfig{LabelFilter: "id:D1"}
+	for _, c := range []struct {
+		spec        types.SpecReport
+		status      Status
+		message     string
+		notSelected bool
+	}{
+		{resultSpec("D2", types.SpecStateSkipped, 0, ""), Skip, `not selected by this run's filter --label-filter="id:D1"`, true},
+		{resultSpec("D2", types.SpecStatePending, 0, ""), Skip, "pending", false},
+		{resultSpec("D2", types.SpecStateSkipped, 0, "lacks capability x"), Skip, "lacks capability x", false},
+		{resultSpec("D2", types.SpecStateFailed, 0, "broke"), Fail, "broke", false},
+	} {
+		r := NewResult(c.spec, "kafka", sel)
+		if r.Status != c.status || r.Message() != c.message || r.NotSelected != c.notSelected {
+			t.Errorf("%s %s: %+v; want %s %q not selected %v", c.spec.State, c.spec.Failure.Message, r, c.status, c.message, c.notSelected)
+		}
+	}
+	// A skip-file filter leaves out the specs of that file.
+	s := resultSpec("D2", types.SpecStateSkipped, 0, "")
+	s.LeafNodeLocation = types.CodeLocation{FileName: "/x/specs/delivery.go", LineNumber: 10}
+	if r := NewResult(s, "kafka", types.SuiteConfig{SkipFiles: []string{"delivery.go"}}); !r.NotSelected {
+		t.Errorf("a spec of a skipped file: %+v", r)
+	}
+	if r := NewResult(s, "kafka", types.SuiteConfig{SkipFiles: []string{"groups.go"}}); r.NotSelected {
+		t.Errorf("a spec of another file than the skipped one: %+v", r)
+	}
+}
+
+// A result reads "D1 on kafka: fail: <cause>" ("spec" without an ID, nothing after the status
+// without a message), its duration is its seconds, and a result entry with a status that is
+// none of the four is no result.
+func TestResultStringDurationAndDecode(t *testing.T) {
+	for r, want := range map[Result]string{
+		{ID: "D1", Backend: "kafka", Status: Fail, Cause: "lost"}: "D1 on kafka: fail: lost",
+		{Backend: "kafka", Status: Pass}:                          "spec on kafka: pass",
+		{ID: "T3", Backend: "kafka", Status: Skip, Reason: "no"}:  "T3 on kafka: skip: no",
+	} {
+		if got := r.String(); got != want {
+			t.Errorf("String %q, want %q", got, want)
+		}
+	}
+	if d := (Result{Seconds: 1.5}).Duration(); d != 1500*time.Millisecond {
+		t.Errorf("Duration %v", d)
+	}
+	bad := types.ReportEntries{{Name: ResultEntry, Value: types.ReportEntryValue{AsJSON: `{"status":"passed","id":"D1"}`}}}
+	if r, ok := ResultOf(bad); ok {
+		t.Errorf("a result with status \"passed\" was read: %+v", r)
+	}
+	good := types.ReportEntries{{Name: ResultEntry, Value: types.ReportEntryValue{AsJSON: `{"status":"pass","id":"D1"}`}}}
+	if r, ok := ResultOf(good); !ok || r.ID != "D1" {
+		t.Errorf("a good result: %+v %v", r, ok)
 	}
 }

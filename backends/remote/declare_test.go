@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFromEnviron(t *testing.T) {
@@ -149,11 +150,19 @@ func TestTrustGraphSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The async adapters take the working copy; trustgraph-kafka-sync keeps its release (2.8.1's
+	// KafkaBackend is gone from newer sources), and so does every other adapter.
+	async := []string{"trustgraph-kafka", "trustgraph-kafka-fixed", "trustgraph-pulsar"}
 	for _, a := range ads {
-		switched := slices.Contains(sourceAdapters, a.Name)
+		switched := slices.Contains(async, a.Name)
 		if switched != (a.Source != "") || switched != slices.Contains(a.Pip, base) {
 			t.Fatalf("%s: source %q pip %v", a.Name, a.Source, a.Pip)
 		}
+	}
+	// A relative path, even one that exists from here, is refused: the suite runs elsewhere.
+	t.Chdir(filepath.Dir(checkout))
+	if _, _, err := TrustGraphSource(filepath.Base(checkout)); err == nil || !strings.Contains(err.Error(), "absolute path") {
+		t.Fatalf("a relative TRUSTGRAPH_SOURCE that exists: %v", err)
 	}
 }
 
@@ -215,5 +224,133 @@ func TestBrokerKindFromRecords(t *testing.T) {
 	_, err = FromEnviron([]string{"PUBSUB_ADAPTER_X=cmd", "PUBSUB_ADAPTER_X_BROKER=nats"})
 	if err == nil || !strings.Contains(err.Error(), "kafka, pulsar, rabbitmq") {
 		t.Errorf("unknown kind: %v; want the known kinds listed", err)
+	}
+}
+
+// TestVenvKey: a virtualenv is named by what is installed in it: the python, the protocol's
+// schema, the requirements files' content (not when they were written), the pip arguments and,
+// for an editable working copy, its packaging files (not its code, which is read live).
+func TestVenvKey(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("proto/pubsub/v1/adapter.proto", "syntax = \"proto3\";\n")
+	write("sdk.txt", "grpcio==1.0\n")
+	write("tg.txt", "trustgraph-base==2.11.1\n")
+	write("tg-old.txt", "trustgraph-base==2.8.1\n")
+	write("wc/pyproject.toml", "[project]\nname='trustgraph-base'\n")
+	write("wc/trustgraph/base/x.py", "x = 1\n")
+	py := []byte("3.11.2 (main)")
+	key := func(py []byte, reqs []string, pip ...string) string {
+		t.Helper()
+		k, err := venvKey(py, root, reqs, pip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	wc := filepath.Join(root, "wc")
+	pinned := key(py, []string{"sdk.txt", "tg.txt"})
+	if len(pinned) != 16 || key(py, []string{"sdk.txt", "tg.txt"}) != pinned {
+		t.Fatalf("key %q: want 16 hex digits, the same for the same inputs", pinned)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(root, "tg.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if key(py, []string{"sdk.txt", "tg.txt"}) != pinned {
+		t.Error("touching a requirements file changed the key: it must be its content")
+	}
+	editable := key(py, []string{"sdk.txt", "tg.txt"}, "-e", wc)
+	for name, other := range map[string]string{
+		"another python":               key([]byte("3.12.0 (main)"), []string{"sdk.txt", "tg.txt"}),
+		"another trustgraph-base":      key(py, []string{"sdk.txt", "tg-old.txt"}),
+		"without the adapter's pins":   key(py, []string{"sdk.txt"}),
+		"a working copy over the pins": editable,
+	} {
+		if other == pinned {
+			t.Errorf("%s: same virtualenv as the pinned release", name)
+		}
+	}
+	write("wc/trustgraph/base/x.py", "x = 2\n")
+	if key(py, []string{"sdk.txt", "tg.txt"}, "-e", wc) != editable {
+		t.Error("an edit of the working copy's code changed the key (an editable install reads it live)")
+	}
+	write("wc/pyproject.toml", "[project]\nname='trustgraph-base'\ndependencies=['x']\n")
+	if key(py, []string{"sdk.txt", "tg.txt"}, "-e", wc) == editable {
+		t.Error("a dependency change of the working copy kept the old virtualenv")
+	}
+	write("tg.txt", "trustgraph-base==2.11.2\n")
+	if key(py, []string{"sdk.txt", "tg.txt"}) == pinned {
+		t.Error("a changed pin kept the old virtualenv")
+	}
+	before := key(py, []string{"sdk.txt", "tg.txt"})
+	write("proto/pubsub/v1/adapter.proto", "syntax = \"proto3\";\n// v2\n")
+	if key(py, []string{"sdk.txt", "tg.txt"}) == before {
+		t.Error("a changed protocol schema kept the old virtualenv (its stubs are generated into it)")
+	}
+	if _, err := venvKey(py, root, []string{"missing.txt"}, nil); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("a missing requirements file: %v", err)
+	}
+}
+
+// TestTrustGraphSourceVenvs: with TRUSTGRAPH_SOURCE the async TrustGraph adapters get a
+// virtualenv of the working copy, one per working copy, never the pinned release's; the
+// adapters it does not switch keep theirs.
+func TestTrustGraphSourceVenvs(t *testing.T) {
+	mkSource := func() string {
+		d := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(d, "trustgraph", "base"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "pyproject.toml"), []byte("[project]\nname='trustgraph-base'\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	keys := func(source string) map[string]string {
+		t.Helper()
+		ads, err := withTrustGraphSource(append([]Adapter(nil), declared...), func(k string) string {
+			if k == SourceEnv {
+				return source
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, a := range ads {
+			if len(a.Requirements) == 0 {
+				continue
+			}
+			k, err := venvKey([]byte("3.11"), RepoRoot(), a.Requirements, a.Pip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[a.Name] = k
+		}
+		return out
+	}
+	shipped, one, other := keys(""), keys(mkSource()), keys(mkSource())
+	for name, k := range shipped {
+		switched := slices.Contains(sourceAdapters, name)
+		if switched && (one[name] == k || one[name] == other[name]) {
+			t.Errorf("%s: the working copy's virtualenv %s is the pinned one's %s or another copy's %s", name, one[name], k, other[name])
+		}
+		if !switched && one[name] != k {
+			t.Errorf("%s: TRUSTGRAPH_SOURCE changed the virtualenv of an adapter it does not switch", name)
+		}
+	}
+	if shipped["trustgraph-kafka"] != shipped["trustgraph-pulsar"] || shipped["trustgraph-kafka"] == shipped["trustgraph-kafka-sync"] {
+		t.Errorf("pinned virtualenvs: one per trustgraph-base release, got %v", shipped)
 	}
 }

@@ -47,28 +47,19 @@ func VenvWith(ctx context.Context, requirements, pip []string) (python string, e
 		return "", errors.New("python3 not found on PATH: the Python adapters need Python 3.9 or newer with its venv module (e.g. apt-get install python3 python3-venv)")
 	}
 	root := RepoRoot()
-	h := sha256.New()
 	out, err := exec.CommandContext(ctx, py, "-c", "import sys; print(sys.version)").Output()
 	if err != nil {
 		return "", fmt.Errorf("run %s: %w", py, err)
 	}
-	h.Write(out)
-	for _, f := range append([]string{"proto/pubsub/v1/adapter.proto"}, requirements...) {
-		b, err := os.ReadFile(repoPath(root, f))
-		if err != nil {
-			return "", fmt.Errorf("adapter virtualenv: requirements file: %w", err)
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
-		h.Write(b)
-	}
-	if err := hashPip(h, pip); err != nil {
+	key, err := venvKey(out, root, requirements, pip)
+	if err != nil {
 		return "", err
 	}
 	cache, err := maven.CacheRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "venv", hex.EncodeToString(h.Sum(nil))[:16])
+	dir := filepath.Join(cache, "venv", key)
 	python = filepath.Join(dir, "bin", "python")
 	ready := filepath.Join(dir, ".ready")
 	if _, err := os.Stat(ready); err == nil {
@@ -129,6 +120,27 @@ func VenvWith(ctx context.Context, requirements, pip []string) (python string, e
 		return "", err
 	}
 	return python, nil
+}
+
+// venvKey names the virtualenv (see VenvWith) of requirements and pip for the python whose
+// sys.version is pyVersion: a hash of that version, of the protocol's schema and each
+// requirements file (its name and content: not when it was written), and of the pip arguments
+// with what decides whether a local directory among them is current (hashPip).
+func venvKey(pyVersion []byte, root string, requirements, pip []string) (string, error) {
+	h := sha256.New()
+	h.Write(pyVersion)
+	for _, f := range append([]string{"proto/pubsub/v1/adapter.proto"}, requirements...) {
+		b, err := os.ReadFile(repoPath(root, f))
+		if err != nil {
+			return "", fmt.Errorf("adapter virtualenv: requirements file: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	if err := hashPip(h, pip); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // repoPath is f, relative to the repository root unless absolute.

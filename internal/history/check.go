@@ -511,8 +511,8 @@ func checkNacks(h *hist, p Policy) []Finding {
 				last = r
 			}
 		}
-		if last.End.Sub(n.End) < p.NackWithin {
-			continue
+		if last.End.Sub(n.End) <= p.NackWithin {
+			continue // not read for longer than the bound: the message may still come
 		}
 		out = append(out, Finding{Anomaly: NackNotRedelivered, Contract: "C-NACK-1", Key: n.Key, Subscription: s.key,
 			Detail: fmt.Sprintf("its Nack returned nil and the subscription was read for %s more without it coming again (bound %s)",

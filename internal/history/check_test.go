@@ -443,3 +443,272 @@ func TestPolicyFor(t *testing.T) {
 }
 
 var errBoom = errors.New("boom")
+
+// A finding names its subscription when it has one, and only then.
+func TestFindingString(t *testing.T) {
+	fs := dupHistory().check(DefaultPolicy())
+	if len(fs) != 1 || !strings.Contains(fs[0].String(), `message "m1" on flow:tg:t/s: `) {
+		t.Errorf("duplicate finding: %v", fs)
+	}
+	f := Finding{Anomaly: Lost, Contract: "C-SEND-1", Key: "m1", Detail: "gone"}
+	if got, want := f.String(), `lost [C-SEND-1]: message "m1": gone`; got != want {
+		t.Errorf("finding without a subscription: %q, want %q", got, want)
+	}
+}
+
+// A subscription's name in a finding says which incarnation of the topic it belongs to: the
+// one after a delete is another subscription (C-TOP-3), the one before it is the plain name.
+func TestSubscriptionNamesTheDeleteEpoch(t *testing.T) {
+	fs := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m0", 11, 12, nil).
+		recv("c1", "m0", "d0", 13, 14).
+		recv("c1", "m0", "d0b", 15, 16).
+		close("c1", 31, 32).
+		add(Op{Kind: DeleteTopic, Topic: flow}, 33, 34).
+		send("p1", flow, "m1", 35, 36, nil).
+		consumer("c2", flow, "s", backends.Earliest, backends.Shared, 40, 50).
+		recv("c2", "m1", "d1", 60, 70).
+		recv("c2", "m1", "d1b", 71, 72).check(DefaultPolicy())
+	var subs []string
+	for _, f := range fs {
+		subs = append(subs, f.Subscription)
+	}
+	if want := []string{"flow:tg:t/s", "flow:tg:t/s (after delete 1)"}; strings.Join(subs, "|") != strings.Join(want, "|") {
+		t.Errorf("duplicates on %q, want %q", subs, want)
+	}
+}
+
+// transientClosedHistory: a notify (non-durable) subscription whose only consumer went away
+// (how: close) before m1 was sent, then a new consumer of it that receives m2, sent later.
+func transientClosedHistory(close func(b *builder) *builder) *builder {
+	const notify = "notify:tg:n"
+	b := newBuilder().consumer("c1", notify, "s", backends.Latest, backends.Shared, 0, 10)
+	b = close(b)
+	return b.send("p1", notify, "m1", 20, 30, nil).
+		consumer("c2", notify, "s", backends.Latest, backends.Shared, 32, 34).
+		send("p1", notify, "m2", 40, 50, nil).
+		recv("c2", "m2", "d2", 60, 70)
+}
+
+// Without transient replay a non-durable subscription is owed only what is sent while a
+// consumer of it is connected (C-CAP-2): not while its consumer was closed, by a Close of the
+// consumer or of its client. With transient replay it is owed m1 all the same.
+func TestLostTransientOwesNothingWhileNoConsumer(t *testing.T) {
+	noReplay := DefaultPolicy()
+	noReplay.TransientReplay = false
+	closeConsumer := func(b *builder) *builder { return b.close("c1", 12, 14) }
+	closeClient := func(b *builder) *builder {
+		return b.add(Op{Kind: CloseBackend}, 12, 14)
+	}
+	none(t, transientClosedHistory(closeConsumer).check(noReplay))
+	b := transientClosedHistory(closeClient)
+	for i := range b.ops {
+		if b.ops[i].Handle == "c2" || b.ops[i].Kind == Send {
+			b.ops[i].Client = "y#1" // the new consumer and the sends are on another client
+		}
+	}
+	none(t, b.check(noReplay))
+	only(t, transientClosedHistory(closeConsumer).check(DefaultPolicy()), Lost, 1)
+}
+
+// A message sent to one topic is owed to no subscription of another.
+func TestLostNotOwedByAnotherTopic(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", "flow:tg:other", "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", "flow:tg:other", "m2", 40, 50, nil).
+		recv("c1", "m2", "d2", 60, 70).check(DefaultPolicy()))
+}
+
+// A message the history has no Send of (sent before it began) is no evidence of reading past.
+func TestLostNotShownByAMessageSentOutsideTheHistory(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "old", "d0", 60, 70).check(DefaultPolicy()))
+}
+
+// A graceful Close of the client is no crash: what it acked before stays acked (C-ACK-6's
+// allowance is for a process that died).
+func TestAckedRedeliveredAfterAClientClose(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		add(Op{Kind: CloseBackend}, 100, 110)
+	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 120, 130)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	b.subs["c2"] = b.ops[len(b.ops)-1]
+	b.recv("c2", "m1", "d1b", 140, 150)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
+}
+
+// The crash allowance is "acked less than AckCrashBound before the crash": at exactly the
+// bound the Ack is in force.
+func TestAckCrashBoundIsExclusive(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		add(Op{Kind: Kill}, 1052, 1052)
+	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 1053, 1054)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	b.subs["c2"] = b.ops[len(b.ops)-1]
+	b.recv("c2", "m1", "d1b", 1055, 1056)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
+}
+
+// A Nack explains the redelivery of what it nacked, not of another message of the same
+// consumer: m2's Nack does not let m1 come twice.
+func TestDuplicateNotExplainedByTheNackOfAnotherMessage(t *testing.T) {
+	fs := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 32, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c1", "m2", "d2", 51, 52).
+		settle(Nack, "c1", "m2", "d2", 53, 54).
+		recv("c1", "m1", "d1b", 60, 70).
+		recv("c1", "m2", "d2b", 71, 72).check(DefaultPolicy())
+	only(t, fs, Duplicate, 1)
+	if len(fs) == 1 && fs[0].Key != "m1" {
+		t.Errorf("the duplicate is %q, want m1", fs[0].Key)
+	}
+}
+
+// A consumer that was closing when its Receive returned a message (the Close began first)
+// left the subscription: the message may come again to another member.
+func TestDuplicateExplainedByACloseUnderWay(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		close("c1", 35, 60).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c2", "m1", "d1b", 70, 80).check(DefaultPolicy()))
+}
+
+// A second Close of a consumer does not move the time it left: the first Close did.
+func TestDuplicateExplainedByTheFirstClose(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		close("c1", 52, 54).
+		recv("c2", "m1", "d1b", 60, 70).
+		close("c1", 100, 101)
+	b.ops[len(b.ops)-1].Err = backends.ErrClosed
+	none(t, b.check(DefaultPolicy()))
+}
+
+// A member that left before the first delivery explains nothing about its redelivery.
+func TestDuplicateNotExplainedByAMemberThatLeftBefore(t *testing.T) {
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		consumer("c3", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		close("c3", 15, 16).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c1", "m1", "d1b", 60, 70).check(DefaultPolicy()), Duplicate, 1)
+}
+
+// An Ack on another subscription (fan-out: each subscription gets its own copy) does not
+// settle the copy this subscription nacked.
+func TestNackNotDischargedByAnAckOnAnotherSubscription(t *testing.T) {
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", flow, "u", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		recv("c2", "m1", "e1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		settle(Ack, "c2", "m1", "e1", 56, 58).
+		recvTimeout("c1", 60, 40_000, 40_000).check(DefaultPolicy()), NackNotRedelivered, 1)
+}
+
+// Without transient redelivery only non-durable subscriptions are excused a nack's
+// redelivery (C-CAP-1); a durable one owes it, and with the capability a non-durable one does.
+func TestNackTransientRedeliveryExcusesOnlyNonDurable(t *testing.T) {
+	p := DefaultPolicy()
+	p.TransientRedelivery = false
+	only(t, nackHistory(40_000).check(p), NackNotRedelivered, 1)
+	b := newBuilder().
+		consumer("c1", "request:tg:r", "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", "request:tg:r", "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recvTimeout("c1", 60, 40_000, 40_000)
+	only(t, b.check(DefaultPolicy()), NackNotRedelivered, 1)
+}
+
+// "Read for longer than NackWithin": a subscription read for exactly the bound after the Nack
+// may still get the message at that instant, so only reading past it judges.
+func TestNackWithinIsExclusive(t *testing.T) {
+	none(t, nackHistory(54+30_000).check(DefaultPolicy()))
+	only(t, nackHistory(54+30_001).check(DefaultPolicy()), NackNotRedelivered, 1)
+}
+
+// A nack on a subscription makes its order unjudged: the redelivery reorders by design.
+func TestReorderedNotAfterANack(t *testing.T) {
+	fs := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m0", 11, 12, nil).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 40, nil).
+		recv("c1", "m0", "d0", 41, 42).
+		settle(Nack, "c1", "m0", "d0", 43, 44).
+		recv("c1", "m2", "d2", 50, 60).
+		recv("c1", "m1", "d1", 61, 70).
+		recv("c1", "m0", "d0b", 71, 72).check(DefaultPolicy())
+	none(t, fs)
+}
+
+// Two consumers of one subscription share its messages: no order between what each gets.
+func TestReorderedNotAcrossTwoMembers(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 40, nil).
+		recv("c1", "m2", "d1", 50, 60).
+		recv("c2", "m1", "d2", 61, 70).check(DefaultPolicy()))
+}
+
+// A message sent twice by the producer may be delivered as its second copy, after what the
+// producer sent in between: no order is broken.
+func TestReorderedNotForAMessageSentTwice(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 40, nil).
+		send("p1", flow, "m1", 41, 50, nil).
+		recv("c1", "m2", "d2", 60, 61).
+		recv("c1", "m1", "d1", 70, 71).check(DefaultPolicy()))
+}
+
+// One defect, one finding: a message that should not be on the subscription at all (sent to
+// another topic) is a wrong delivery, not also out of order.
+func TestReorderedIgnoresMessagesOfAnotherTopic(t *testing.T) {
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Earliest, backends.Shared, 0, 10).
+		send("p1", "flow:tg:other", "m1", 20, 30, nil).
+		send("p1", flow, "m2", 31, 40, nil).
+		recv("c1", "m2", "d2", 50, 60).
+		recv("c1", "m1", "d1", 61, 70).check(DefaultPolicy()), WrongSubscription, 1)
+}
+
+// "Later than its deadline by more than Grace": exactly Grace late is allowed.
+func TestLateReturnGraceIsInclusive(t *testing.T) {
+	none(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		recvTimeout("c1", 20, 5_000, 2_000).check(DefaultPolicy()))
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		recvTimeout("c1", 20, 5_001, 2_000).check(DefaultPolicy()), LateReturn, 1)
+}

@@ -24,6 +24,11 @@ func TestCheckFindsProblems(t *testing.T) {
 		{ID: "Gx", Area: "groups", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x"},
 		{ID: "G2", Area: "groups", Title: "t", Level: SHOULD, Source: "s", Requirement: "MUST x"},
 		{ID: "G3", Area: "groups", Title: "t", Level: "MAY", Requirement: "MAY x"},
+		// The level is a word of its own: "SHOULDER" does not start with SHOULD.
+		{ID: "G4", Area: "groups", Title: "t", Level: SHOULD, Source: "s", Requirement: "SHOULDER x"},
+		{ID: "G5", Area: "groups", Title: "t", Level: MUST, Source: "s", Requirement: "MUST, when x", Priority: PriorityWorkload + 1},
+		{ID: "G6", Area: "groups", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x", Priority: -1},
+		{ID: "G10", Area: "groups", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x", Priority: PriorityWorkload},
 	}
 	got := Check(bs)
 	want := []string{
@@ -37,6 +42,9 @@ func TestCheckFindsProblems(t *testing.T) {
 		`catalogue entry 6 ("G2"): the requirement must start with its level, SHOULD`,
 		`catalogue entry 7 ("G3"): level "MAY": want MUST or SHOULD`,
 		`catalogue entry 7 ("G3"): no source: a MUST quotes TrustGraph's sentence, a SHOULD says which stronger guarantee and why`,
+		`catalogue entry 8 ("G4"): the requirement must start with its level, SHOULD`,
+		`catalogue entry 9 ("G5"): priority 6: want 0 (none) to 5 (PriorityWorkload)`,
+		`catalogue entry 10 ("G6"): priority -1: want 0 (none) to 5 (PriorityWorkload)`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Check:\n got %q\nwant %q", got, want)
@@ -44,7 +52,7 @@ func TestCheckFindsProblems(t *testing.T) {
 }
 
 func TestLessIsCatalogueOrder(t *testing.T) {
-	ids := []string{"setup", "S1", "Z9", "T1", "A10", "D2", "G3", "D99", "A1", "R5", "L1", "D1", "?", "T9"}
+	ids := []string{"setup", "S1", "Z9", "T1", "A10", "D2", "G3", "D99", "A1", "R5", "L1", "D1", "?", "T9", "Dx", "D100", "L10", "12"}
 	slices.SortStableFunc(ids, func(a, b string) int {
 		switch {
 		case Less(a, b):
@@ -55,9 +63,16 @@ func TestLessIsCatalogueOrder(t *testing.T) {
 		return 0
 	})
 	// Known IDs in table order; unknown ones after, by area then number; non-IDs last.
-	want := []string{"D1", "D2", "G3", "A1", "R5", "T1", "L1", "S1", "D99", "A10", "T9", "Z9", "?", "setup"}
+	// Numbers compare as numbers, whatever their length: D99 before D100, L1 before L10.
+	want := []string{"D1", "D2", "G3", "A1", "R5", "T1", "L1", "L10", "S1", "D99", "D100", "A10", "T9", "Z9", "12", "?", "Dx", "setup"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("order %v, want %v", ids, want)
+	}
+	// A strict order: nothing comes before itself (sort.Slice and slices.SortFunc rely on it).
+	for _, id := range []string{"D1", "D99", "setup", ""} {
+		if Less(id, id) {
+			t.Errorf("Less(%q, %q)", id, id)
+		}
 	}
 	if !slices.Equal(IDs()[:3], []string{"D1", "D2", "D3"}) {
 		t.Errorf("IDs() starts %v", IDs()[:3])
@@ -78,8 +93,13 @@ func TestLabels(t *testing.T) {
 	if got := IDFromLabels([]string{"restart"}); got != "" {
 		t.Errorf("IDFromLabels without id label = %q", got)
 	}
-	if _, ok := Lookup("Q7"); ok {
-		t.Error("Lookup(Q7) found something")
+	for _, id := range []string{"Q7", "R", ""} {
+		if b, ok := Lookup(id); ok {
+			t.Errorf("Lookup(%q) found %s", id, b.ID)
+		}
+	}
+	if b, ok := Lookup("L1"); !ok || b.ID != "L1" {
+		t.Errorf("Lookup(L1) = %s", b.ID)
 	}
 	if b.SpecText() != "[R4] flow messages sent before a broker restart are delivered after it" {
 		t.Errorf("SpecText %q", b.SpecText())
@@ -103,6 +123,8 @@ func TestParseIDs(t *testing.T) {
 		"Z9":       `unknown catalogue ID "Z9"; the catalogue has ` + ranges,
 		"D2,Z9,Q1": `unknown catalogue IDs "Z9", "Q1"; the catalogue has ` + ranges,
 		"d2":       `unknown catalogue ID "d2" (IDs are upper case: D2); the catalogue has ` + ranges,
+		// An ID is the whole ID: D is not D1, nor L1 a prefix of L10's.
+		"D": `unknown catalogue ID "D"; the catalogue has ` + ranges,
 	} {
 		if _, err := ParseIDs(list); err == nil || err.Error() != want {
 			t.Errorf("%q: %v\nwant %s", list, err, want)
