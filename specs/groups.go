@@ -317,34 +317,65 @@ func heldByFirst(ctx context.Context, b backends.Backend, tag string) (topic, su
 	return topic, sub, c1, p, first.Got[len(first.Got)-1]
 }
 
-// moveRounds and moveWithin bound G5's search for a join that moves the held message: each
-// round a new member joins and receives for moveWithin. Kafka's range assignor gives the
-// single partition to the member with the lowest (random) member ID, so a round moves it with
-// probability 1/2 there; brokers that keep a held message with its consumer never move it.
+// moveRounds, moveJoiners and moveWithin bound G5's and G6's search for a join that moves the
+// held message: each round moveJoiners new members join and receive for moveWithin. Kafka's
+// range assignor gives the single partition to the member with the lowest (random) member ID,
+// so a round of three joiners moves it with probability 3/4 there, and five rounds miss with
+// probability 1/1024 (with one joiner a round, as G5 had, 1/32: the known-bad variant
+// ack-swallows-moved survived one whole `make mutants` that way, issue 37); brokers that keep a
+// held message with its consumer never move it, and pay moveRounds x moveWithin for the search.
 const (
-	moveRounds = 5
-	moveWithin = 2 * time.Second
+	moveRounds  = 5
+	moveJoiners = 3
+	moveWithin  = 2 * time.Second
 )
 
-// ackAcrossJoins is G5: a consumer holds g5-0 while new members join its shared subscription
-// one at a time (each closed again unless the message moved to it), then acks it. An Ack
+// joinUntilMoved lets rounds of moveJoiners new members join sub on topic until one of them
+// receives <tag>-0 (the first member holds it). In the round it moved, whileOpen(mover,
+// delivery) runs before the other joiners close; every joiner but the mover is closed on
+// return. It returns the mover (nil when the message stayed) and what happened, for messages.
+func joinUntilMoved(ctx context.Context, b backends.Backend, topic, sub, tag string, whileOpen func(round int, mover backends.Consumer, d backends.Delivery)) (backends.Consumer, string) {
+	GinkgoHelper()
+	want := tag + "-0"
+	for round := 1; round <= moveRounds; round++ {
+		joined := make([]backends.Consumer, moveJoiners)
+		for i := range joined {
+			joined[i] = subscribe(ctx, b, topic, sub)
+		}
+		got := make([]received, len(joined))
+		var wg sync.WaitGroup
+		for i, c := range joined {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				got[i] = receivePayload(ctx, c, want, moveWithin, keep)
+			})
+		}
+		wg.Wait()
+		mover := slices.IndexFunc(got, func(r received) bool { return contains(r.Got, want) })
+		if mover >= 0 {
+			whileOpen(round, joined[mover], got[mover].Got[len(got[mover].Got)-1])
+		}
+		for i, c := range joined {
+			if i != mover {
+				closeNow(ctx, c)
+			}
+		}
+		if mover >= 0 {
+			return joined[mover], fmt.Sprintf("%s moved to a member that joined in round %d", want, round)
+		}
+	}
+	return nil, fmt.Sprintf("%s stayed with the first member through %d rounds of %d joins", want, moveRounds, moveJoiners)
+}
+
+// ackAcrossJoins is G5: a consumer holds g5-0 while rounds of new members join its shared
+// subscription (each closed again unless the message moved to it), then acks it. An Ack
 // that returned nil is in force: g5-0 does not come again after every member closed and the
 // subscription is reopened (C-ACK-2). An Ack refused with ErrUnknownDelivery (C-ACK-8: the
 // members changed) is not: g5-0 comes again. Either way nothing is lost (the history).
 func ackAcrossJoins(ctx context.Context, b backends.Backend) {
 	topic, sub, c1, p, held := heldByFirst(ctx, b, "g5")
 
-	var mover backends.Consumer
-	moved := "g5-0 stayed with the first member through " + fmt.Sprint(moveRounds) + " joins"
-	for round := 1; round <= moveRounds && mover == nil; round++ {
-		cn := subscribe(ctx, b, topic, sub)
-		r := receivePayload(ctx, cn, "g5-0", moveWithin, keep)
-		if contains(r.Got, "g5-0") {
-			mover, moved = cn, fmt.Sprintf("g5-0 moved to the member that joined in round %d", round)
-			break
-		}
-		closeNow(ctx, cn)
-	}
+	mover, moved := joinUntilMoved(ctx, b, topic, sub, "g5", func(int, backends.Consumer, backends.Delivery) {})
 	ackErr := c1.Ack(ctx, held)
 	if ackErr != nil {
 		Expect(ackErr).To(MatchError(backends.ErrUnknownDelivery),
@@ -375,16 +406,6 @@ func ackAcrossJoins(ctx context.Context, b backends.Backend) {
 	checkHistory(b, false)
 }
 
-// nackMoveRounds and nackJoiners bound G6's search for a join that moves the held message:
-// each round nackJoiners new members join and receive for moveWithin. Kafka's range assignor
-// gives the single partition to the member with the lowest (random) member ID, so a round of
-// two joiners moves it with probability 2/3 there, and five rounds miss with probability
-// 1/243; brokers that keep a held message with its consumer never move it.
-const (
-	nackMoveRounds = 5
-	nackJoiners    = 2
-)
-
 // nackAcrossJoins is G6: a consumer holds g6-0 while new members join its shared subscription;
 // when the message moves to one of them, that member acks it and every new member closes, so
 // the subscription is the first member's again (a marker sent then reaches it). Then the first
@@ -396,36 +417,15 @@ const (
 func nackAcrossJoins(ctx context.Context, b backends.Backend) {
 	topic, sub, c1, p, held := heldByFirst(ctx, b, "g6")
 
-	moved := fmt.Sprintf("g6-0 stayed with the first member through %d rounds of %d joins", nackMoveRounds, nackJoiners)
-	for round := 1; round <= nackMoveRounds; round++ {
-		joined := make([]backends.Consumer, nackJoiners)
-		for i := range joined {
-			joined[i] = subscribe(ctx, b, topic, sub)
-		}
-		got := make([]received, len(joined))
-		var wg sync.WaitGroup
-		for i, c := range joined {
-			wg.Go(func() {
-				defer GinkgoRecover()
-				got[i] = receivePayload(ctx, c, "g6-0", moveWithin, keep)
-			})
-		}
-		wg.Wait()
-		mover := slices.IndexFunc(got, func(r received) bool { return contains(r.Got, "g6-0") })
-		if mover >= 0 {
-			d := got[mover].Got[len(got[mover].Got)-1]
-			actx, cancel := context.WithTimeout(ctx, callWithin)
-			err := joined[mover].Ack(actx, d)
-			cancel()
-			Expect(err).NotTo(HaveOccurred(), "the member g6-0 moved to (round %d) acks it", round)
-			moved = fmt.Sprintf("g6-0 moved to a member that joined in round %d, which acked it", round)
-		}
-		for _, c := range joined {
-			closeNow(ctx, c)
-		}
-		if mover >= 0 {
-			break
-		}
+	mover, moved := joinUntilMoved(ctx, b, topic, sub, "g6", func(round int, mover backends.Consumer, d backends.Delivery) {
+		actx, cancel := context.WithTimeout(ctx, callWithin)
+		err := mover.Ack(actx, d)
+		cancel()
+		Expect(err).NotTo(HaveOccurred(), "the member g6-0 moved to (round %d) acks it", round)
+	})
+	if mover != nil {
+		moved += ", which acked it"
+		closeNow(ctx, mover)
 	}
 	// The first member is the subscription's only member again: a marker reaches it.
 	sendAll(ctx, p, msg("g6-marker", 0))
