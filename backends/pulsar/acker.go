@@ -12,31 +12,27 @@ import (
 // restarting): the client reconnects by itself meanwhile.
 const ackRetry = 100 * time.Millisecond
 
-// acker sends a consumer's acks in the background (the default; PULSAR_ACK_SYNC turns it off):
-// Ack queues the message and returns, and one goroutine sends everything queued as one ack
-// command with a receipt (AckIDList with AckWithResponse), so a consumer acks at one round
-// trip per batch instead of one per message. An ack that failed is sent again until the broker
-// confirms it, and until then, on a persistent topic, a redelivery of that message (the broker
-// hands an unconfirmed message out again when the connection that carried it broke) is not
-// handed to the application: it is acked again instead. (A non-persistent topic redelivers
-// nothing, and its message IDs need not be unique.) Close sends what is left before it closes
-// the consumer (C-ACK-5).
+// acker sends a consumer's acks in the background: Ack queues the message and returns (the
+// default; with PULSAR_ACK_SYNC only the consumer's acks of redeliveries it holds back come
+// here), and one goroutine sends everything queued as one ack command with a receipt
+// (AckIDList with AckWithResponse), so a consumer acks at one round trip per batch instead of
+// one per message. An ack that failed is sent again until the broker confirms it. A
+// redelivery of an acked message is held back from the application by the subscription's
+// ackBook, whether its ack is confirmed yet or not, and acked again. Close sends what is left
+// before it closes the consumer (C-ACK-5).
 type acker struct {
-	c      pulsar.Consumer
-	log    func(format string, args ...any)
-	filter bool          // persistent topic: hold back redeliveries of unconfirmed acks
-	wake   chan struct{} // cap 1: there is something to send
-	stop   chan struct{} // closed by halt
-	done   chan struct{} // closed when run returned
+	c    pulsar.Consumer
+	log  func(format string, args ...any)
+	wake chan struct{} // cap 1: there is something to send
+	stop chan struct{} // closed by halt
+	done chan struct{} // closed when run returned
 
-	mu          sync.Mutex
-	queue       []pulsar.Message
-	unconfirmed map[string]int // message ID -> acks of it queued or in flight
+	mu    sync.Mutex
+	queue []pulsar.Message
 }
 
-func newAcker(c pulsar.Consumer, persistent bool, log func(string, ...any)) *acker {
-	a := &acker{c: c, log: log, filter: persistent, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		unconfirmed: map[string]int{}}
+func newAcker(c pulsar.Consumer, log func(string, ...any)) *acker {
+	a := &acker{c: c, log: log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go a.run()
 	return a
 }
@@ -45,27 +41,11 @@ func newAcker(c pulsar.Consumer, persistent bool, log func(string, ...any)) *ack
 func (a *acker) add(m pulsar.Message) {
 	a.mu.Lock()
 	a.queue = append(a.queue, m)
-	a.unconfirmed[m.ID().String()]++
 	a.mu.Unlock()
 	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
-}
-
-// acked reports whether m was acked and the broker has not confirmed it yet: a redelivery the
-// application must not see. It queues an ack of this delivery too.
-func (a *acker) acked(m pulsar.Message) bool {
-	if !a.filter {
-		return false
-	}
-	a.mu.Lock()
-	pending := a.unconfirmed[m.ID().String()] > 0
-	a.mu.Unlock()
-	if pending {
-		a.add(m)
-	}
-	return pending
 }
 
 func (a *acker) run() {
@@ -108,13 +88,14 @@ func (a *acker) send() error {
 		a.log("pulsar: %d acks not confirmed, sending them again: %v", len(batch), err)
 		return err
 	}
-	for _, m := range batch {
-		k := m.ID().String()
-		if a.unconfirmed[k]--; a.unconfirmed[k] <= 0 {
-			delete(a.unconfirmed, k)
-		}
-	}
 	return nil
+}
+
+// stopIdle ends the background loop of an acker that was never given an ack (a consumer whose
+// creation failed after Subscribe).
+func (a *acker) stopIdle() {
+	close(a.stop)
+	<-a.done
 }
 
 // halt stops the background loop and sends what is still queued, within ctx.

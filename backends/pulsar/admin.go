@@ -226,6 +226,34 @@ func (a *admin) setTopicRetention(ctx context.Context, r resolved, minutes int) 
 	return wrap(ctx, "set retention of "+r.fullName(), err)
 }
 
+// setNamespaceDeduplication sets the namespace's deduplication policy: the broker then drops a
+// message whose producer name and sequence ID it stored already (a producer's resend after a
+// reconnect) on every persistent topic of the namespace, from the topic's load on.
+func (a *admin) setNamespaceDeduplication(ctx context.Context, tenant, ns string, on bool) error {
+	err := a.client.Namespaces().SetDeduplicationStatusWithContext(ctx, tenant+"/"+ns, on)
+	return wrap(ctx, "set deduplication of namespace "+tenant+"/"+ns, err)
+}
+
+// namespaceDeduplication reads the namespace's deduplication policy; unset is false (the
+// broker's brokerDeduplicationEnabled, false by default, is what applies then).
+func (a *admin) namespaceDeduplication(ctx context.Context, tenant, ns string) (bool, error) {
+	p, err := a.client.Namespaces().GetPoliciesWithContext(ctx, tenant+"/"+ns)
+	if err != nil {
+		return false, wrap(ctx, "get policies of namespace "+tenant+"/"+ns, err)
+	}
+	return p != nil && p.DeduplicationEnabled != nil && *p.DeduplicationEnabled, nil
+}
+
+// setTopicDeduplication sets r's topic-level deduplication policy.
+func (a *admin) setTopicDeduplication(ctx context.Context, r resolved, on bool) error {
+	tn, err := topicName(r)
+	if err != nil {
+		return err
+	}
+	err = a.client.Topics().SetDeduplicationStatusWithContext(ctx, tn, on)
+	return wrap(ctx, "set deduplication of "+r.fullName(), err)
+}
+
 // topicRetention reads the retention in force (topic, else namespace, else broker default).
 func (a *admin) topicRetention(ctx context.Context, r resolved) (retentionPolicy, error) {
 	tn, err := topicName(r)

@@ -63,19 +63,28 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 			Name:                        consumerName,
 			NackRedeliveryDelay:         b.nackDelay,
 			// Every ack waits for the broker's receipt, so a lost one is known and sent again:
-			// by Ack itself with PULSAR_ACK_SYNC, by the consumer's acker otherwise.
+			// by Ack itself with PULSAR_ACK_SYNC, by the consumer's acker otherwise. (A receipt
+			// is not a stored ack: see ackBook.)
 			AckWithResponse: true,
 		})
 	}, func(c pulsar.Consumer) { c.Close() })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
-	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{}}
-	if !b.ackSync {
-		c.acks = newAcker(pc, r.persistent, b.logf)
+	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{},
+		acks: newAcker(pc, b.logf), ackSync: b.ackSync}
+	if r.persistent {
+		// Unique mode's subscription is this consumer's alone (a fresh name): its book dies
+		// with it. A shared subscription's book is the Backend's, for all its consumers here.
+		if s.Mode == backends.Unique {
+			c.book = newAckBook()
+		} else {
+			c.book = b.ackBook(r, subName)
+		}
 	}
 	if !r.persistent && !b.noWait {
 		if err := b.waitPermits(ctx, r, subName, consumerName); err != nil {
+			c.acks.stopIdle()
 			pc.Close()
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -83,6 +92,7 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
+		c.acks.stopIdle()
 		pc.Close()
 		return nil, fmt.Errorf("pulsar: consumer: %w", backends.ErrClosed)
 	}
@@ -143,7 +153,9 @@ type consumer struct {
 	c   pulsar.Consumer
 	sub string
 
-	acks *acker // nil with PULSAR_ACK_SYNC: Ack then waits for the receipt itself
+	acks    *acker   // sends acks in the background (with PULSAR_ACK_SYNC only the re-acks of held-back redeliveries)
+	ackSync bool     // PULSAR_ACK_SYNC: Ack waits for the receipt itself
+	book    *ackBook // the subscription's acked messages (persistent topics; nil otherwise)
 
 	mu      sync.Mutex
 	seq     uint64                    // deliveries handed out so far
@@ -201,11 +213,13 @@ func (c *consumer) Receive(ctx context.Context) (backends.Delivery, error) {
 			}
 			return backends.Delivery{}, fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 		}
-		if c.acks == nil || !c.acks.acked(m) {
+		if c.book == nil || !c.book.has(m.ID()) {
 			break
 		}
-		// A redelivery of a message this consumer acked: its ack did not reach the broker
-		// before a connection broke, and the acker is sending it again.
+		// A message acked through this Backend on this subscription, here again: an ack the
+		// broker lost, a copy a reconnect left in the client's channel, or one the broker sent
+		// before the ack reached it (see ackBook). Not for the application: ack it again.
+		c.acks.add(m)
 	}
 	c.mu.Lock()
 	c.seq++
@@ -249,14 +263,16 @@ func (c *consumer) take(what string, d backends.Delivery) (pulsar.Message, error
 
 // Ack acknowledges exactly d (an individual ack, never cumulative). By default it queues the
 // ack for the consumer's acker and returns (see acker); with PULSAR_ACK_SYNC it waits for the
-// broker's receipt.
+// broker's receipt. From the moment an Ack is in force (returned nil) its message is in the
+// subscription's ackBook: no consumer of the subscription in this Backend hands it out again.
 func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	what := "pulsar: ack on " + c.r.orig
 	m, err := c.take(what, d)
 	if err != nil {
 		return err
 	}
-	if c.acks != nil {
+	if !c.ackSync {
+		c.remember(m)
 		c.acks.add(m)
 		return nil
 	}
@@ -267,7 +283,15 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 		}
 		return fmt.Errorf("%s: %w", what, c.b.mapErr(err))
 	}
+	c.remember(m)
 	return nil
+}
+
+// remember records an ack in force in the subscription's book (persistent topics).
+func (c *consumer) remember(m pulsar.Message) {
+	if c.book != nil {
+		c.book.add(m.ID())
+	}
 }
 
 // Nack is the client's native negative ack: d is redelivered after the configured delay.
@@ -279,6 +303,12 @@ func (c *consumer) Nack(ctx context.Context, d backends.Delivery) error {
 	m, err := c.take(what, d)
 	if err != nil {
 		return err
+	}
+	if c.book != nil && c.book.has(m.ID()) {
+		// Another delivery of this message was acked (through this consumer or another of the
+		// subscription here): the broker redelivers no acked message, so this Nack could not
+		// bring it again (C-ACK-9, C-ACK-8).
+		return fmt.Errorf("%s: %w: %q: its message was acknowledged through another delivery", what, backends.ErrUnknownDelivery, d.ID)
 	}
 	c.c.Nack(m) // non-blocking: the client schedules the redelivery request
 	return nil
@@ -293,10 +323,8 @@ func (c *consumer) Close(ctx context.Context) error {
 		delete(c.b.consumers, c)
 		c.b.mu.Unlock()
 		var ackErr error
-		if c.acks != nil {
-			if ackErr = c.acks.halt(ctx); ackErr != nil {
-				ackErr = fmt.Errorf("pulsar: close consumer on %s: %w", c.r.orig, ackErr)
-			}
+		if ackErr = c.acks.halt(ctx); ackErr != nil {
+			ackErr = fmt.Errorf("pulsar: close consumer on %s: %w", c.r.orig, ackErr)
 		}
 		_, err := runCtx(ctx, "pulsar: close consumer on "+c.r.orig, func() (struct{}, error) {
 			c.c.Close()

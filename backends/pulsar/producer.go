@@ -36,7 +36,7 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
 	}
-	p := &producer{b: b, r: r, p: pp}
+	p := &producer{b: b, r: r, p: pp, enqueue: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -53,6 +53,17 @@ type producer struct {
 	r resolved
 	p pulsar.Producer
 
+	// enqueue makes concurrent Sends hand their messages to the client one at a time: the
+	// client gives a message its sequence ID in the caller's goroutine and only then queues it
+	// for the connection (pulsar-client-go v0.19.0, internalSendAsync), so two Sends at once
+	// can reach the broker with their sequence IDs out of order, and a deduplicating broker
+	// (every topic this backend creates is one: see deduplicate) drops the lower one as a
+	// resend while the client reports it sent (issue 32: D3, A7). Held only while SendAsync
+	// queues the message, not while it waits for the receipt, so Sends still overlap on the
+	// wire. A channel of one, not a mutex, so a Send waiting for its turn still ends with its
+	// ctx.
+	enqueue chan struct{}
+
 	once     sync.Once
 	closeErr error
 	closed   atomic.Bool
@@ -67,7 +78,29 @@ func (p *producer) Send(ctx context.Context, msg backends.Message) error {
 	if payload == nil {
 		payload = []byte{} // the client treats a nil payload as "no payload set"
 	}
-	_, err := p.p.Send(ctx, &pulsar.ProducerMessage{Payload: payload, Properties: msg.Properties})
+	select {
+	case p.enqueue <- struct{}{}:
+	case <-ctx.Done():
+		return backends.CtxErr(ctx, "pulsar: send to "+p.r.orig)
+	}
+	done := make(chan error, 1)
+	// SendAsync returns once the message is queued in sequence-ID order (or failed: then the
+	// callback has run already); it blocks, within ctx, only while the client's pending queue
+	// is full.
+	p.p.SendAsync(ctx, &pulsar.ProducerMessage{Payload: payload, Properties: msg.Properties},
+		func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+			select {
+			case done <- err:
+			default: // the client calls back once; never block its goroutine if not
+			}
+		})
+	<-p.enqueue
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return backends.CtxErr(ctx, "pulsar: send to "+p.r.orig)

@@ -13,6 +13,26 @@
 // them, CreateTopic loads the topic, TopicExists reports whether it is loaded, DeleteTopic
 // unloads it (disconnecting its clients), Retention reads back the class's policy (which has
 // nothing to act on), and redelivery and replay are declared unsupported (see Unsupported).
+//
+// Sends and acks through faults (the contract's sentences, and what carries each here):
+//   - C-SEND-1/C-SEND-2: Send waits for the broker's receipt of that one message (batching
+//     off) and returns the broker's error. A producer whose connection is replaced sends every
+//     message without a receipt again, under its producer name and sequence ID; so that such a
+//     resend is not written twice (one confirmed Send, one message: D3), every namespace this
+//     backend creates gets a deduplication policy, and every persistent topic it creates in a
+//     namespace without one a topic-level policy (deduplicate). A topic or namespace that
+//     existed is left as it is.
+//   - C-SEND-3: a Send that failed may still be written: the resend above, or a receipt lost.
+//   - C-ACK-2, C-ACK-5: Ack queues the ack for the consumer's acker, which sends it with a
+//     receipt and again until the broker confirms it; Close sends what is left. A receipt is
+//     not a stored ack, and a reconnect leaves old copies in the client's channel, so every
+//     ack in force is also kept in the subscription's ackBook, shared by this Backend's
+//     consumers of it: a message in it is never returned by Receive again (it is acked again
+//     instead). Another process's consumers know nothing of it.
+//   - C-ACK-8, C-ACK-9: a Nack of a delivery whose message was acked through another
+//     delivery (of this consumer or another of the subscription here) is ErrUnknownDelivery.
+//   - C-LIFE-7: the client reconnects producers and consumers by itself; calls made meanwhile
+//     fail within their ctx (Send after the client's send timeout at most).
 package pulsar
 
 import (
@@ -58,9 +78,13 @@ type Backend struct {
 	clusters  []string
 	hs        *handshakes
 
-	nsMu  sync.Mutex
-	nsOK  map[string]bool          // "tenant/ns" already ensured
-	nsRun map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+	nsMu    sync.Mutex
+	nsOK    map[string]bool          // "tenant/ns" already ensured
+	nsDedup map[string]bool          // "tenant/ns" whose namespace policy deduplicates (see ensureNamespace)
+	nsRun   map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+
+	booksMu sync.Mutex
+	books   map[string]*ackBook // "topic\x00subscription" -> what this Backend acked there (shared subscriptions)
 
 	mu        sync.Mutex
 	closed    bool
@@ -153,7 +177,9 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		clusters:  clusters,
 		hs:        hs,
 		nsOK:      map[string]bool{},
+		nsDedup:   map[string]bool{},
 		nsRun:     map[string]chan struct{}{},
+		books:     map[string]*ackBook{},
 		producers: map[*producer]struct{}{},
 		consumers: map[*consumer]struct{}{},
 	}, nil
@@ -229,8 +255,11 @@ func (b *Backend) checkOpen(what string) error {
 
 // ensureNamespace creates tenant and namespace when missing, once per backend; concurrent
 // callers for the same namespace wait for the one in flight. A namespace this call created
-// gets the class's retention as its namespace policy, so topics created behind the backend's
-// back (auto-creation by another client) are retained too.
+// gets the class's retention and deduplication as its namespace policies, so topics created
+// behind the backend's back (auto-creation by another client) are retained and deduplicated
+// too. Of a namespace that existed it reads whether its policy deduplicates (nsDedup): if
+// not, each persistent topic this backend creates there gets a topic-level policy instead
+// (createResolved).
 func (b *Backend) ensureNamespace(ctx context.Context, r resolved) error {
 	key := r.tenant + "/" + r.namespace
 	for {
@@ -276,8 +305,59 @@ func (b *Backend) createNamespace(ctx context.Context, r resolved) error {
 	if err != nil {
 		return err
 	}
+	dedup := false
 	if created {
-		return b.admin.setNamespaceRetention(ctx, r.tenant, r.namespace, retentionMinutes(b.cfg.RetentionFor(r.topic.Class)))
+		if err := b.admin.setNamespaceRetention(ctx, r.tenant, r.namespace, retentionMinutes(b.cfg.RetentionFor(r.topic.Class))); err != nil {
+			return err
+		}
+		if err := b.admin.setNamespaceDeduplication(ctx, r.tenant, r.namespace, true); err != nil {
+			return err
+		}
+		dedup = true
+	} else if on, err := b.admin.namespaceDeduplication(ctx, r.tenant, r.namespace); err == nil {
+		dedup = on
+	} else if ctx.Err() != nil {
+		return err
+	}
+	// An unreadable policy (say, a token that may create topics but not read the namespace's
+	// policies) counts as not deduplicating: the topics this backend creates get their own.
+	b.nsMu.Lock()
+	if b.nsDedup == nil {
+		b.nsDedup = map[string]bool{}
+	}
+	b.nsDedup[r.tenant+"/"+r.namespace] = dedup
+	b.nsMu.Unlock()
+	return nil
+}
+
+// deduplicate gives a persistent topic this backend just created a topic-level deduplication
+// policy, unless its namespace's policy deduplicates already. Why deduplication: a
+// pulsar-client-go producer sends every message it has no receipt for again when its
+// connection is replaced (producer_partition.go, grabCnx), with the same producer name and
+// sequence ID; a broker without deduplication writes each resend as one more message, so one
+// Send that returned nil is delivered several times (issue 32: a network cut, or answers cut
+// off by limit_data or reset_peer). With deduplication the broker drops the resend.
+// Non-persistent topics have no deduplication (nothing is stored, nothing resent after a
+// break is told apart), so they get none.
+func (b *Backend) deduplicate(ctx context.Context, r resolved) error {
+	if !r.persistent {
+		return nil
+	}
+	b.nsMu.Lock()
+	on := b.nsDedup[r.tenant+"/"+r.namespace]
+	b.nsMu.Unlock()
+	if on {
+		return nil
+	}
+	err := b.admin.setTopicDeduplication(ctx, r, true)
+	if statusOf(err) == http.StatusMethodNotAllowed {
+		// topicLevelPoliciesEnabled=false: the namespace's policy or the broker's
+		// brokerDeduplicationEnabled is all there is. Not an error of CreateTopic.
+		b.logf("pulsar: topic-level policies are disabled: %s is deduplicated only if its namespace or the broker is (a resend after a reconnect may be written twice)", r.fullName())
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pulsar: set deduplication of %s: %w", r.fullName(), err)
 	}
 	return nil
 }
@@ -329,7 +409,7 @@ func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backen
 		// when this backend created the namespace) is all there is; fine if it is the same.
 		p, rerr := b.admin.topicRetention(ctx, r)
 		if rerr == nil && p.RetentionTimeInMinutes == want {
-			return nil
+			return b.deduplicate(ctx, r)
 		}
 		return fmt.Errorf("pulsar: set retention of %s to %d min: topic-level policies are disabled on the broker "+
 			"and the namespace retention is %d min (enable topicLevelPoliciesEnabled or set the namespace retention): %w",
@@ -338,7 +418,7 @@ func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backen
 	if err != nil {
 		return fmt.Errorf("pulsar: set retention of %s: %w", r.fullName(), err)
 	}
-	return nil
+	return b.deduplicate(ctx, r)
 }
 
 // EnsureTopic is CreateTopic: creation is already a no-op for an existing topic.
@@ -358,6 +438,7 @@ func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
 	if err := b.admin.deleteTopic(ctx, r); err != nil {
 		return fmt.Errorf("pulsar: delete topic %s: %w", r.fullName(), err)
 	}
+	b.forgetAcks(r, "")
 	return nil
 }
 

@@ -249,6 +249,9 @@ func TestAdminRequests(t *testing.T) {
 	if count["POST /admin/v2/namespaces/ts/flow/retention"] != 1 {
 		t.Errorf("a namespace this backend created gets the class retention: %v", rec.calls)
 	}
+	if count["POST /admin/v2/namespaces/ts/flow/deduplication"] != 1 {
+		t.Errorf("a namespace this backend created gets deduplication: %v", rec.calls)
+	}
 	if count["PUT /admin/v2/persistent/ts/flow/a.b"] != 5 {
 		t.Errorf("topic PUT: %v", rec.calls)
 	}
@@ -258,6 +261,58 @@ func TestAdminRequests(t *testing.T) {
 	for i, a := range rec.auth {
 		if a != "Bearer tok" {
 			t.Errorf("call %s without the token: %q", rec.calls[i], a)
+		}
+	}
+}
+
+// A namespace that existed (409) keeps its policies; if they do not deduplicate, each
+// persistent topic the backend creates there gets a topic-level policy (a resend after a
+// reconnect written once), a non-persistent one none, an existing topic (409) nothing.
+func TestDeduplicationOfAnExistingNamespace(t *testing.T) {
+	for _, nsPolicy := range []string{`{}`, `{"deduplicationEnabled":false}`, `{"deduplicationEnabled":true}`} {
+		rec := &recorder{
+			status: map[string]int{
+				"PUT /admin/v2/tenants/ts":                  409,
+				"PUT /admin/v2/namespaces/ts/flow":          409,
+				"PUT /admin/v2/namespaces/ts/request":       409,
+				"GET /admin/v2/namespaces/ts/flow":          200,
+				"GET /admin/v2/namespaces/ts/request":       200,
+				"PUT /admin/v2/persistent/ts/flow/old":      409,
+				"PUT /admin/v2/non-persistent/ts/request/r": 204,
+			},
+			body: map[string]string{
+				"GET /admin/v2/namespaces/ts/flow":    nsPolicy,
+				"GET /admin/v2/namespaces/ts/request": nsPolicy,
+			},
+		}
+		srv := httptest.NewServer(rec)
+		adm, err := newAdmin(srv.URL, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &Backend{admin: adm, clusters: []string{"standalone"}, nsOK: map[string]bool{}, nsRun: map[string]chan struct{}{}}
+		ctx := context.Background()
+		for _, topic := range []string{"flow:ts:new", "flow:ts:old", "request:ts:r"} {
+			if err := b.CreateTopic(ctx, topic); err != nil {
+				t.Errorf("%s: create %s: %v", nsPolicy, topic, err)
+			}
+		}
+		srv.Close()
+		count := map[string]int{}
+		for _, c := range rec.calls {
+			count[c]++
+		}
+		want := 1
+		if nsPolicy == `{"deduplicationEnabled":true}` {
+			want = 0
+		}
+		if count["POST /admin/v2/persistent/ts/flow/new/deduplicationEnabled"] != want {
+			t.Errorf("namespace policy %s: want %d topic-level deduplication call for the new topic: %v", nsPolicy, want, rec.calls)
+		}
+		for _, c := range rec.calls {
+			if strings.HasSuffix(c, "/deduplication") || strings.Contains(c, "/old/") || strings.Contains(c, "/request/r/dedup") {
+				t.Errorf("namespace policy %s: %s: an existing namespace or topic, or a non-persistent topic, gets no deduplication call", nsPolicy, c)
+			}
 		}
 	}
 }

@@ -53,9 +53,10 @@ type Config struct {
 	// start that loses what is sent in between (breaks D2), as KAFKA_CONSUMER_NO_WAIT does.
 	ConsumerNoWait bool
 	// AckSync (PULSAR_ACK_SYNC=true) makes Ack wait for the broker's receipt: one round trip
-	// per ack, each reporting the broker's error. The default sends each ack at once without
-	// waiting for a receipt (the client's immediate ack tracker); Close sends nothing after
-	// them, so they are in force once it returned (C-ACK-5).
+	// per ack, each reporting the broker's error. The default queues the ack for the
+	// consumer's acker, which sends what is queued in batches, each with a receipt, until the
+	// broker confirmed it; Close sends what is left, so every ack is in force once it returned
+	// (C-ACK-5).
 	AckSync bool
 }
 

@@ -36,5 +36,6 @@ func (b *Backend) DeleteSubscription(ctx context.Context, topic, subscription st
 	if err := b.admin.deleteSubscription(ctx, r, subscription); err != nil {
 		return fmt.Errorf("pulsar: delete subscription %s of %s: %w", subscription, r.fullName(), err)
 	}
+	b.forgetAcks(r, subscription)
 	return nil
 }
