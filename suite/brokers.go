@@ -151,15 +151,14 @@ func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progres
 	return sh, started, nil
 }
 
-// StopBrokers stops every broker, concurrently (like StartBrokers: each Stop mostly waits for
-// its broker's graceful shutdown, and one after another they were 7-10 s of the run's tail),
-// joining the errors in the brokers' order.
+// StopBrokers discards every broker (fixtures.Discard: killed, its data removed; nothing reads
+// it again), concurrently, joining the errors in the brokers' order.
 func StopBrokers(ctx context.Context, bs []fixtures.Broker) error {
 	errs := make([]error, len(bs))
 	var wg sync.WaitGroup
 	for i, b := range bs {
 		wg.Go(func() {
-			if err := b.Stop(ctx); err != nil {
+			if err := fixtures.Discard(ctx, b); err != nil {
 				errs[i] = fmt.Errorf("stop %s: %w", b.Endpoints().Kind, err)
 			}
 		})
@@ -236,7 +235,7 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 		_ = b.Stop(ctx)
 		return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", p.Name(), kind)
 	}
-	return target(b.Endpoints(), good, bad, b.Stop)
+	return target(b.Endpoints(), good, bad, func(ctx context.Context) error { return fixtures.Discard(ctx, b) })
 }
 
 // privateBroker starts a broker owned by the calling spec (R4).
@@ -278,7 +277,7 @@ func (r *realPrivate) Restart(ctx context.Context) error {
 	}
 	return err
 }
-func (r *realPrivate) Stop(ctx context.Context) error { return r.b.Stop(ctx) }
+func (r *realPrivate) Stop(ctx context.Context) error { return fixtures.Discard(ctx, r.b) }
 func (r *realPrivate) MarkLog() func() string         { return markLog(r.b) }
 
 // faultyBroker starts a broker owned by the calling spec behind a fault proxy (the F specs):
