@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/internal/brief"
 	"github.com/pubsub-conformance/harness/specs"
 )
@@ -31,6 +32,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 			return nil, err
 		}
 		return openClient(ctx, cfg, "the run's broker")
+	}
+	env.Reference = func(ctx context.Context) (backends.Backend, error) {
+		return memory.NewBroker().Open(ctx, backends.Config{Backend: memory.Name})
 	}
 	env.SkipAll = func() string { return BrokerTooOld(name, sh) }
 	env.RetentionFor = func(c backends.Class) time.Duration {
