@@ -10,12 +10,12 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/fixtures/admin"
+	"github.com/pubsub-conformance/harness/backends/admin"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
 // IsolateEnv selects the isolation mode (docs/isolation.md): PUBSUB_ISOLATE=topics makes the
-// harness create, through the broker's admin (fixtures/admin), the topic of every Producer()
+// harness create, through the broker's admin (backends/admin), the topic of every Producer()
 // and Consumer() call of the specs outside the lifecycle (L) and security (S) areas before
 // the backend sees the call, so a backend whose topic lifecycle is broken fails the L specs
 // and not everything. The columns of such a run are labelled <backend>+isolated.
