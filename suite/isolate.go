@@ -12,6 +12,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/admin"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // IsolateEnv selects the isolation mode (docs/isolation.md): PUBSUB_ISOLATE=topics makes the
@@ -64,7 +65,7 @@ func isolate(b backends.Backend, cfg backends.Config) backends.Backend {
 	if on, _ := Isolated(); !on {
 		return b
 	}
-	kind, ok := KindFor(cfg.Backend)
+	kind, ok := run.KindFor(cfg.Backend)
 	if !ok {
 		return b
 	}
