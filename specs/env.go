@@ -76,6 +76,11 @@ type Env struct {
 	// the class default.
 	RetentionFor func(c backends.Class) time.Duration
 
+	// Reference opens a client of a new, private instance of the reference backend (the
+	// executable definition of the contract): the workload specs (W1, W2) run each program on
+	// it too and compare. specs imports no backend; the suite supplies it.
+	Reference func(ctx context.Context) (backends.Backend, error)
+
 	// MarkBrokerLog marks the end of the run's broker log now (a spec's start); the function
 	// it returns gives what the broker wrote since, attached to a failed spec. Nil when there
 	// is no broker (memory).

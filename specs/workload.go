@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/internal/workload"
 )
@@ -239,7 +238,7 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 		}
 		refCfg := workload.ReferenceConfig(unique(tag + "ref"))
 		refCfg.SharedOnly = noMode
-		ref, err := memory.NewBroker().Open(ctx, backends.Config{Backend: memory.Name})
+		ref, err := env.Reference(ctx)
 		if err != nil {
 			pr.refErr = fmt.Errorf("open the reference: %w", err)
 			return pr

@@ -1,3 +1,7 @@
+// Package suite wires the shared specs to concrete backends and real brokers: which broker each
+// backend needs started, how every Ginkgo process reaches it, and the per-backend report
+// files (what a run tests is resolved by suite/run). The runnable Ginkgo suite is
+// suite_test.go in this directory.
 package suite
 
 import (
@@ -19,6 +23,7 @@ import (
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // Shared is what process 1 hands every Ginkgo process after starting the brokers: plain data.
@@ -44,7 +49,7 @@ var authSpecs = []string{"S1", "S2"}
 func AuthKinds(names []string, sel reports.Selection) []fixtures.Kind {
 	var out []fixtures.Kind
 	for _, n := range names {
-		k, ok := KindFor(n)
+		k, ok := run.KindFor(n)
 		if !ok || fixtures.AuthOnShared(k) || slices.Contains(out, k) {
 			continue
 		}
@@ -186,7 +191,7 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 	target := func(ep fixtures.Endpoints, good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
 		open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
 			return func(ctx context.Context) (backends.Backend, error) {
-				cfg, err := BaseConfig(name, settings)
+				cfg, err := run.BaseConfig(name, settings)
 				if err != nil {
 					return nil, err
 				}
@@ -263,7 +268,7 @@ type realPrivate struct {
 }
 
 func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := BaseConfig(r.name, r.b.Endpoints().Settings())
+	cfg, err := run.BaseConfig(r.name, r.b.Endpoints().Settings())
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +382,7 @@ type realCluster struct {
 }
 
 func (r *realCluster) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := BaseConfig(r.name, r.c.Endpoints().Settings())
+	cfg, err := run.BaseConfig(r.name, r.c.Endpoints().Settings())
 	if err != nil {
 		return nil, err
 	}

@@ -6,24 +6,26 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/internal/brief"
 	"github.com/pubsub-conformance/harness/specs"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // NewEnv builds the specs' Env for backend name on the run's shared brokers. progress prints
 // lines about private brokers the specs start.
 func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	env := &specs.Env{Backend: name}
-	kind, needsBroker := KindFor(name)
+	kind, needsBroker := run.KindFor(name)
 	config := func() (backends.Config, error) {
 		if !needsBroker {
-			return BaseConfig(name, nil)
+			return run.BaseConfig(name, nil)
 		}
 		ep, ok := sh.Brokers[kind]
 		if !ok {
 			return backends.Config{}, fmt.Errorf("no %s broker was started for %s", kind, name)
 		}
-		return BaseConfig(name, ep.Settings())
+		return run.BaseConfig(name, ep.Settings())
 	}
 	env.Open = func(ctx context.Context) (backends.Backend, error) {
 		cfg, err := config()
@@ -31,6 +33,9 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 			return nil, err
 		}
 		return openClient(ctx, cfg, "the run's broker")
+	}
+	env.Reference = func(ctx context.Context) (backends.Backend, error) {
+		return memory.NewBroker().Open(ctx, backends.Config{Backend: memory.Name})
 	}
 	env.SkipAll = func() string { return BrokerTooOld(name, sh) }
 	env.RetentionFor = func(c backends.Class) time.Duration {
@@ -131,7 +136,7 @@ func inProcessEnv(env *specs.Env, name string) {
 // openKillable opens a client of the registered backend name whose connection can be dropped
 // like a crashed process's (a Kill method on it or on a client it decorates, found through Unwrap).
 func openKillable(ctx context.Context, name string) (backends.Backend, interface{ Kill() }, error) {
-	cfg, err := BaseConfig(name, nil)
+	cfg, err := run.BaseConfig(name, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,7 +166,7 @@ type inProcessPrivate struct {
 }
 
 func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := BaseConfig(p.name, p.inst.Settings())
+	cfg, err := run.BaseConfig(p.name, p.inst.Settings())
 	if err != nil {
 		return nil, err
 	}

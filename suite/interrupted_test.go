@@ -11,6 +11,7 @@ import (
 )
 
 func TestWithResults(t *testing.T) {
+	defaultColumns(t) // the results name the column "kafka"
 	spec := func(text string, state types.SpecState, attempts int, msg string, labels ...string) types.SpecReport {
 		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state,
 			NumAttempts: attempts, Failure: types.Failure{Message: msg}, RunTime: 20 * time.Second,

@@ -10,12 +10,13 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/fixtures/admin"
+	"github.com/pubsub-conformance/harness/backends/admin"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // IsolateEnv selects the isolation mode (docs/isolation.md): PUBSUB_ISOLATE=topics makes the
-// harness create, through the broker's admin (fixtures/admin), the topic of every Producer()
+// harness create, through the broker's admin (backends/admin), the topic of every Producer()
 // and Consumer() call of the specs outside the lifecycle (L) and security (S) areas before
 // the backend sees the call, so a backend whose topic lifecycle is broken fails the L specs
 // and not everything. The columns of such a run are labelled <backend>+isolated.
@@ -64,7 +65,7 @@ func isolate(b backends.Backend, cfg backends.Config) backends.Backend {
 	if on, _ := Isolated(); !on {
 		return b
 	}
-	kind, ok := KindFor(cfg.Backend)
+	kind, ok := run.KindFor(cfg.Backend)
 	if !ok {
 		return b
 	}

@@ -3,9 +3,24 @@ package suite
 import (
 	"strings"
 	"testing"
+
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/maven"
 )
 
+// defaultColumns clears what a column name reads besides the backend (ReportName: the
+// isolation mode and each broker kind's release), for the test's life: the caller's settings
+// (PUBSUB_KAFKA_VERSION=3.9.1 go tool ginkgo ./suite) must not reach the suite's unit tests.
+func defaultColumns(t *testing.T) {
+	t.Helper()
+	t.Setenv(IsolateEnv, "")
+	for _, k := range fixtures.Kinds() {
+		t.Setenv(maven.VersionEnv(string(k)), "")
+	}
+}
+
 func TestIsolatedSetting(t *testing.T) {
+	defaultColumns(t)
 	for _, tc := range []struct {
 		v    string
 		on   bool
@@ -26,8 +41,7 @@ func TestIsolatedSetting(t *testing.T) {
 }
 
 func TestVersionSuffixNamesANonDefaultRelease(t *testing.T) {
-	t.Setenv(IsolateEnv, "")
-	t.Setenv("PUBSUB_KAFKA_VERSION", "")
+	defaultColumns(t)
 	if got := ReportName("kafka"); got != "kafka" {
 		t.Errorf("default release: %q", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/internal/modroot"
 	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // ReportDir is where report files go: PUBSUB_REPORT_DIR (a relative path is taken from the
@@ -47,7 +48,7 @@ func NewMeta(name string, sh *Shared, suiteTime time.Duration) reports.Meta {
 		SuiteSeconds:  suiteTime.Seconds(),
 	}
 	var broker map[string]string
-	if kind, ok := KindFor(name); ok {
+	if kind, ok := run.KindFor(name); ok {
 		ep := sh.Brokers[kind]
 		m.BrokerVersion = ep.Version
 		m.BrokerStartup[string(kind)] = ep.StartupTime.Seconds()
@@ -55,8 +56,8 @@ func NewMeta(name string, sh *Shared, suiteTime time.Duration) reports.Meta {
 	} else {
 		m.Provider = "none (in-process reference)"
 	}
-	if cfg, err := BaseConfig(name, broker); err == nil {
-		m.Settings = Settings(cfg)
+	if cfg, err := run.BaseConfig(name, broker); err == nil {
+		m.Settings = run.Settings(cfg)
 	}
 	return m
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/suite"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // -pubsub-backends overrides PUBSUB_BACKENDS: go test ./suite -args -pubsub-backends=kafka,
@@ -50,7 +51,7 @@ func TestConformance(t *testing.T) {
 	// (after flag parsing, before RunSpecs) so --label-filter, --focus and -p all see the
 	// real spec list.
 	var err error
-	names, err = suite.Selected(*backendsFlag, os.Getenv)
+	names, err = run.Selected(*backendsFlag, os.Getenv)
 	if err != nil {
 		t.Fatalf("select backends: %v", err)
 	}
@@ -95,7 +96,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		Fail(err.Error()) // "prepare <backend>: ...", one line, like a broker that cannot start
 	}
 	sel, _ := GinkgoConfiguration()
-	sh, brokers, err = suite.StartBrokers(ctx, suite.Kinds(names), suite.AuthKinds(names, reports.NewSelection(sel)), progress)
+	sh, brokers, err = suite.StartBrokers(ctx, run.Kinds(names), suite.AuthKinds(names, reports.NewSelection(sel)), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped
 		// error chain around it, which buries a setup problem the user must fix by hand.

@@ -6,6 +6,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/maven"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // VersionSuffix ends the column label (and report file names) of backend n when its broker
@@ -13,7 +14,7 @@ import (
 // for the pinned release, so a default run keeps today's columns, report files and baseline
 // keys (docs/versions.md).
 func VersionSuffix(n string) string {
-	kind, ok := KindFor(n)
+	kind, ok := run.KindFor(n)
 	if !ok {
 		return ""
 	}

@@ -1,6 +1,7 @@
 // Package all is the explicit list of backends a conformance run knows. Importing it (for its
 // side effect) registers each into the backends registry. Adding a backend is one line here:
-// its package's Descriptor says everything else (broker kind, settings, known-bad variants).
+// its package's Descriptor says everything else (broker kind, settings); its known-bad variants
+// are a file of backends/mutants.
 package all
 
 import (

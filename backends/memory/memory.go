@@ -43,7 +43,7 @@ type Broker struct {
 	changed chan struct{} // closed and replaced on every change that may unblock a Receive
 	conns   map[*Backend]struct{}
 	seq     atomic.Int64 // unique ids for unique-mode subscriptions and deliveries
-	// restarts counts Restart calls (the restart-strands-consumers variant reads it).
+	// restarts counts Restart calls (Backend.Restarts).
 	restarts atomic.Int64
 	// unreachable simulates a network cut between every client and this broker (Cut).
 	unreachable atomic.Bool
@@ -715,6 +715,11 @@ func (c *consumer) Close(context.Context) error {
 	c.be.mu.Unlock()
 	return nil
 }
+
+// Restarts counts the restarts of the broker be is a client of (Instance.Restart): a
+// decorator can tell a consumer opened before a restart (backends/mutants reads it for its
+// restart-strands-consumers variant).
+func (be *Backend) Restarts() int64 { return be.broker.restarts.Load() }
 
 // Unsubscribe removes a subscription with its position. It is not part of the contract (whose
 // Close never unsubscribes); it exists so the "close-unsubscribes" mutant can reproduce the

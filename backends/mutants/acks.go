@@ -13,60 +13,58 @@ import (
 // each is correct after a graceful Close, so only a spec that crashes the consumer, or closes
 // it right after an ack, can tell it from a working backend.
 
-func init() {
-	Register(
-		Variant{
-			Name:    "acks-on-close-only",
-			Catches: []string{"R8"},
-			Defect:  "Ack only remembers the delivery; the acks reach the broker when the consumer closes, so a crashed consumer's acks are all lost",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &deferredAcks{Consumer: c, flushOnClose: true} })
-			},
+var ackVariants = []Variant{
+	Variant{
+		Name:    "acks-on-close-only",
+		Catches: []string{"R8"},
+		Defect:  "Ack only remembers the delivery; the acks reach the broker when the consumer closes, so a crashed consumer's acks are all lost",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &deferredAcks{Consumer: c, flushOnClose: true} })
 		},
-		Variant{
-			Name:    "acks-unflushed-on-close",
-			Catches: []string{"A4"},
-			Defect:  "acks are stored in the background every 200 ms and Close does not store the ones still pending: an ack right before a Close is lost",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
-					d := &deferredAcks{Consumer: c, stop: make(chan struct{}), stopped: make(chan struct{})}
-					go d.background(200 * time.Millisecond)
-					return d
-				})
-			},
+	},
+	Variant{
+		Name:    "acks-unflushed-on-close",
+		Catches: []string{"A4"},
+		Defect:  "acks are stored in the background every 200 ms and Close does not store the ones still pending: an ack right before a Close is lost",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
+				d := &deferredAcks{Consumer: c, stop: make(chan struct{}), stopped: make(chan struct{})}
+				go d.background(200 * time.Millisecond)
+				return d
+			})
 		},
-		Variant{
-			Name:    "ack-through-fixed-on-close",
-			Catches: []string{"R7"},
-			Defect:  "Ack commits through every earlier unacked message and only Close puts the position right, so a crash after out-of-order acks loses the earlier unacked messages",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, _ string) backends.Consumer {
-					return &throughUntilClose{ackThrough: ackThrough{Consumer: c}, b: b, topic: topic}
-				}}
-			},
+	},
+	Variant{
+		Name:    "ack-through-fixed-on-close",
+		Catches: []string{"R7"},
+		Defect:  "Ack commits through every earlier unacked message and only Close puts the position right, so a crash after out-of-order acks loses the earlier unacked messages",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, _ string) backends.Consumer {
+				return &throughUntilClose{ackThrough: ackThrough{Consumer: c}, b: b, topic: topic}
+			}}
 		},
-		Variant{
-			Name:    "ack-swallows-moved",
-			Catches: []string{"G5"},
-			// Only Kafka moves a held message to a joining member (a rebalance of the
-			// partition); the other brokers keep it with its consumer.
-			Bases:  []string{"kafka"},
-			Defect: "an Ack of a delivery whose message moved to another member (C-ACK-8) returns nil instead of the error: the ack is dropped and the message processed twice",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMoved{c} })
-			},
+	},
+	Variant{
+		Name:    "ack-swallows-moved",
+		Catches: []string{"G5"},
+		// Only Kafka moves a held message to a joining member (a rebalance of the
+		// partition); the other brokers keep it with its consumer.
+		Bases:  []string{"kafka"},
+		Defect: "an Ack of a delivery whose message moved to another member (C-ACK-8) returns nil instead of the error: the ack is dropped and the message processed twice",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMoved{c} })
 		},
-		Variant{
-			Name:    "nack-swallows-moved",
-			Catches: []string{"G6"},
-			// As ack-swallows-moved: only Kafka moves a held message to a joining member.
-			Bases:  []string{"kafka"},
-			Defect: "a Nack of a delivery whose message moved to another member, which acked it (C-ACK-8), returns nil instead of the error, and nothing comes again (what our Kafka backend did before G6: W1 seed 1796307262)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMovedNack{c} })
-			},
+	},
+	Variant{
+		Name:    "nack-swallows-moved",
+		Catches: []string{"G6"},
+		// As ack-swallows-moved: only Kafka moves a held message to a joining member.
+		Bases:  []string{"kafka"},
+		Defect: "a Nack of a delivery whose message moved to another member, which acked it (C-ACK-8), returns nil instead of the error, and nothing comes again (what our Kafka backend did before G6: W1 seed 1796307262)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowMovedNack{c} })
 		},
-	)
+	},
 }
 
 // swallowMoved: ack-swallows-moved (a foreign delivery's error is swallowed too; A8 would

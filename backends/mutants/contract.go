@@ -12,81 +12,79 @@ import (
 
 // Variants for the contract sentences the catalogue asserted late (reports/contract.md): each is
 // a decorator over the contract, so it applies to every base, the reference included.
-func init() {
-	Register(
-		Variant{
-			Name:    "properties-case-folded",
-			Catches: []string{"D8"},
-			Defect:  "property keys arrive lower-cased and values trimmed (header canonicalisation in transit)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &foldProps{Consumer: c} })
-			},
+var contractVariants = []Variant{
+	Variant{
+		Name:    "properties-case-folded",
+		Catches: []string{"D8"},
+		Defect:  "property keys arrive lower-cased and values trimmed (header canonicalisation in transit)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &foldProps{Consumer: c} })
 		},
-		Variant{
-			Name:    "latest-is-earliest",
-			Catches: []string{"D9"},
-			Except: map[string]string{
-				// A queue holds only what was published after it was bound: an earliest
-				// subscription starts where a latest one does (the base's accepted D6, T2).
-				"rabbitmq": "a new RabbitMQ subscription replays nothing whatever its position: the defect cannot exist there",
-			},
-			Defect: "the initial position is ignored: every new subscription starts at the oldest message",
-			Wrap:   func(b backends.Backend) backends.Backend { return &alwaysEarliest{Backend: b} },
+	},
+	Variant{
+		Name:    "latest-is-earliest",
+		Catches: []string{"D9"},
+		Except: map[string]string{
+			// A queue holds only what was published after it was bound: an earliest
+			// subscription starts where a latest one does (the base's accepted D6, T2).
+			"rabbitmq": "a new RabbitMQ subscription replays nothing whatever its position: the defect cannot exist there",
 		},
-		Variant{
-			Name:    "ack-accepts-unknown",
-			Catches: []string{"A8"},
-			Defect:  "Ack and Nack of a delivery this consumer never handed out succeed silently",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
-					return &acceptUnknown{Consumer: c, handed: map[string]bool{}}
-				})
-			},
+		Defect: "the initial position is ignored: every new subscription starts at the oldest message",
+		Wrap:   func(b backends.Backend) backends.Backend { return &alwaysEarliest{Backend: b} },
+	},
+	Variant{
+		Name:    "ack-accepts-unknown",
+		Catches: []string{"A8"},
+		Defect:  "Ack and Nack of a delivery this consumer never handed out succeed silently",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
+				return &acceptUnknown{Consumer: c, handed: map[string]bool{}}
+			})
 		},
-		Variant{
-			Name:    "consumer-needs-topic",
-			Catches: []string{"L5"},
-			Sanity:  []string{"T2"}, // D1 opens its consumer before the topic exists
-			Defect:  "Consumer() of a topic that does not exist yet fails instead of creating it (TrustGraph's Kafka consumer: unknown topic)",
-			Wrap:    func(b backends.Backend) backends.Backend { return &needsTopic{Backend: b} },
-		},
-		Variant{
-			Name:    "producer-lazy-topic",
-			Catches: []string{"L6"},
-			Defect:  "Producer() does not create the topic; the first Send does (broker auto-creation)",
-			Wrap:    func(b backends.Backend) backends.Backend { return &lazyProducers{Backend: b} },
-		},
-		Variant{
-			Name:    "bare-topic-elsewhere",
-			Catches: []string{"L7"},
-			Defect:  "a topic string without colons is mapped to another topicspace than tg",
-			Wrap:    func(b backends.Backend) backends.Backend { return &bareElsewhere{Backend: b} },
-		},
-		Variant{
-			Name:    "closed-silent",
-			Catches: []string{"L8"},
-			Defect:  "after Close, Receive waits out its context and Ack, Nack and Send report success",
-			Wrap:    func(b backends.Backend) backends.Backend { return &silentClose{Backend: b} },
-		},
-		Variant{
-			Name:    "exists-swallows-errors",
-			Catches: []string{"F4"},
-			Defect:  "TopicExists answers false, nil when the broker cannot be reached (the admin error is swallowed), so a caller creates or gives up on a topic that exists",
-			Wrap:    func(b backends.Backend) backends.Backend { return &existsSwallows{backend{Backend: b}} },
-		},
-		Variant{
-			Name:    "close-twice-fails",
-			Catches: []string{"L9"},
-			Defect:  "a second Close of a producer, consumer or backend returns an error",
-			Wrap:    func(b backends.Backend) backends.Backend { return &closeOnce{Backend: b} },
-		},
-		Variant{
-			Name:    "backend-close-orphans",
-			Catches: []string{"L10"},
-			Defect:  "closing the Backend leaves its producers and consumers hanging: Receive waits out its context, Send reports success",
-			Wrap:    func(b backends.Backend) backends.Backend { return &orphans{Backend: b} },
-		},
-	)
+	},
+	Variant{
+		Name:    "consumer-needs-topic",
+		Catches: []string{"L5"},
+		Sanity:  []string{"T2"}, // D1 opens its consumer before the topic exists
+		Defect:  "Consumer() of a topic that does not exist yet fails instead of creating it (TrustGraph's Kafka consumer: unknown topic)",
+		Wrap:    func(b backends.Backend) backends.Backend { return &needsTopic{Backend: b} },
+	},
+	Variant{
+		Name:    "producer-lazy-topic",
+		Catches: []string{"L6"},
+		Defect:  "Producer() does not create the topic; the first Send does (broker auto-creation)",
+		Wrap:    func(b backends.Backend) backends.Backend { return &lazyProducers{Backend: b} },
+	},
+	Variant{
+		Name:    "bare-topic-elsewhere",
+		Catches: []string{"L7"},
+		Defect:  "a topic string without colons is mapped to another topicspace than tg",
+		Wrap:    func(b backends.Backend) backends.Backend { return &bareElsewhere{Backend: b} },
+	},
+	Variant{
+		Name:    "closed-silent",
+		Catches: []string{"L8"},
+		Defect:  "after Close, Receive waits out its context and Ack, Nack and Send report success",
+		Wrap:    func(b backends.Backend) backends.Backend { return &silentClose{Backend: b} },
+	},
+	Variant{
+		Name:    "exists-swallows-errors",
+		Catches: []string{"F4"},
+		Defect:  "TopicExists answers false, nil when the broker cannot be reached (the admin error is swallowed), so a caller creates or gives up on a topic that exists",
+		Wrap:    func(b backends.Backend) backends.Backend { return &existsSwallows{backend{Backend: b}} },
+	},
+	Variant{
+		Name:    "close-twice-fails",
+		Catches: []string{"L9"},
+		Defect:  "a second Close of a producer, consumer or backend returns an error",
+		Wrap:    func(b backends.Backend) backends.Backend { return &closeOnce{Backend: b} },
+	},
+	Variant{
+		Name:    "backend-close-orphans",
+		Catches: []string{"L10"},
+		Defect:  "closing the Backend leaves its producers and consumers hanging: Receive waits out its context, Send reports success",
+		Wrap:    func(b backends.Backend) backends.Backend { return &orphans{Backend: b} },
+	},
 }
 
 type foldProps struct{ backends.Consumer }

@@ -14,40 +14,38 @@ import (
 
 // Variants for the network faults (catalogue area F): decorators over the contract, so they
 // apply to every base, the reference included.
-func init() {
-	Register(
-		Variant{
-			Name:    "send-swallows-unavailable",
-			Catches: []string{"F3", "F4"},
-			Defect: "Send logs and drops what it cannot deliver: an error wrapping ErrUnavailable or ErrTimeout is logged and Send returns nil, " +
-				"and until an exists check on the topic succeeds again the producer drops further messages without sending them " +
-				"(TrustGraph logs and continues on send errors in several places; a plain swallow alone loses nothing on Kafka or Pulsar, " +
-				"whose clients keep a timed-out message queued and deliver it after the heal)",
-			Wrap: func(b backends.Backend) backends.Backend { return &swallowSends{backend{Backend: b}} },
+var faultVariants = []Variant{
+	Variant{
+		Name:    "send-swallows-unavailable",
+		Catches: []string{"F3", "F4"},
+		Defect: "Send logs and drops what it cannot deliver: an error wrapping ErrUnavailable or ErrTimeout is logged and Send returns nil, " +
+			"and until an exists check on the topic succeeds again the producer drops further messages without sending them " +
+			"(TrustGraph logs and continues on send errors in several places; a plain swallow alone loses nothing on Kafka or Pulsar, " +
+			"whose clients keep a timed-out message queued and deliver it after the heal)",
+		Wrap: func(b backends.Backend) backends.Backend { return &swallowSends{backend{Backend: b}} },
+	},
+	Variant{
+		Name:    "consumer-gives-up",
+		Catches: []string{"F1"},
+		Defect: fmt.Sprintf("a consumer gives up after a disconnect: a background health check (TopicExists on its topic every %s, each bounded by %s) "+
+			"that fails with ErrUnavailable or ErrTimeout closes the consumer, and Receive returns ErrClosed from then on "+
+			"(a health check rather than a failed Receive: the Kafka and Pulsar clients and the reference keep Receive waiting through a cut)",
+			giveUpEvery, giveUpProbeWithin),
+		Wrap: func(b backends.Backend) backends.Backend { return &givesUp{backend{Backend: b}} },
+	},
+	Variant{
+		Name:    "ack-swallows-unavailable",
+		Catches: []string{"F6"},
+		// Kafka's and Pulsar's Acks record the ack and return nil during a cut (their
+		// commits and grouped acks go out after the heal); RabbitMQ's writes it at once and
+		// says when it could not.
+		Bases: []string{"rabbitmq"},
+		Defect: "Ack logs and forgets an ack it could not deliver: an error wrapping ErrUnavailable or ErrTimeout is logged and Ack returns nil, " +
+			"so the application takes the message as done while the broker delivers it again after the reconnect",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowAcks{c} })
 		},
-		Variant{
-			Name:    "consumer-gives-up",
-			Catches: []string{"F1"},
-			Defect: fmt.Sprintf("a consumer gives up after a disconnect: a background health check (TopicExists on its topic every %s, each bounded by %s) "+
-				"that fails with ErrUnavailable or ErrTimeout closes the consumer, and Receive returns ErrClosed from then on "+
-				"(a health check rather than a failed Receive: the Kafka and Pulsar clients and the reference keep Receive waiting through a cut)",
-				giveUpEvery, giveUpProbeWithin),
-			Wrap: func(b backends.Backend) backends.Backend { return &givesUp{backend{Backend: b}} },
-		},
-		Variant{
-			Name:    "ack-swallows-unavailable",
-			Catches: []string{"F6"},
-			// Kafka's and Pulsar's Acks record the ack and return nil during a cut (their
-			// commits and grouped acks go out after the heal); RabbitMQ's writes it at once and
-			// says when it could not.
-			Bases: []string{"rabbitmq"},
-			Defect: "Ack logs and forgets an ack it could not deliver: an error wrapping ErrUnavailable or ErrTimeout is logged and Ack returns nil, " +
-				"so the application takes the message as done while the broker delivers it again after the reconnect",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return swallowAcks{c} })
-			},
-		},
-	)
+	},
 }
 
 // swallowAcks: ack-swallows-unavailable.

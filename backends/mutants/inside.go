@@ -11,8 +11,8 @@ import (
 	"github.com/pubsub-conformance/harness/backends"
 )
 
-// The building blocks of the variants whose defect lives inside a real backend. Each backend
-// registers its own records in its package (backends/kafka/variants.go, ...), with its own
+// The building blocks of the variants whose defect lives inside a real backend. Each backend's
+// own records are a file of this package named after it (kafka.go, ...), with its own
 // setting names; each record only switches on ordinary, documented settings of the backend
 // (or calls a genuine admin operation at the wrong moment): the backends carry no test-only
 // code for them. The defects several backends share are built here once.

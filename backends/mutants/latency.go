@@ -14,21 +14,19 @@ const ackBudget = 150 * time.Millisecond
 
 // Variants whose defect shows only on a slow network (F2): they decorate the contract, so
 // they apply to every base, the reference included.
-func init() {
-	Register(
-		Variant{
-			Name:    "ack-unconfirmed",
-			Catches: []string{"F2"},
-			Defect: "Ack first checks the delivery's topic with the broker under a fixed 150 ms budget that ignores the caller's context, " +
-				"and when the budget runs out it returns nil without acknowledging: on a fast network every ack lands, " +
-				"under 200 ms of latency each way none does and the acked message comes again after a reopen",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, _ string) backends.Consumer {
-					return &ackUnconfirmed{Consumer: c, admin: b, topic: topic}
-				}}
-			},
+var latencyVariants = []Variant{
+	Variant{
+		Name:    "ack-unconfirmed",
+		Catches: []string{"F2"},
+		Defect: "Ack first checks the delivery's topic with the broker under a fixed 150 ms budget that ignores the caller's context, " +
+			"and when the budget runs out it returns nil without acknowledging: on a fast network every ack lands, " +
+			"under 200 ms of latency each way none does and the acked message comes again after a reopen",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, wrapNamed: func(c backends.Consumer, topic, _ string) backends.Consumer {
+				return &ackUnconfirmed{Consumer: c, admin: b, topic: topic}
+			}}
 		},
-	)
+	},
 }
 
 // ackUnconfirmed reports an ack as done when its fixed budget ran out (ack-unconfirmed).

@@ -41,7 +41,7 @@ type Variant struct {
 	Open func(ctx context.Context, cfg backends.Config) (backends.Backend, error)
 	// Bases lists the registered backends the variant applies to; nil: every backend (a
 	// decorator over the contract). A defect inside one backend's settings or admin calls is
-	// registered by that backend's package with its own names (backends/kafka/variants.go).
+	// in that backend's file of this package, with its own names (kafka.go).
 	// Check fails on a name that is not a registered backend.
 	Bases []string
 	// Except names backends the variant does not apply to although Bases would let it, each
@@ -85,8 +85,9 @@ var (
 	catalogue   []Variant
 )
 
-// Register adds variant records to the catalogue: the one way in, for the decorators over the
-// contract here and for a backend's own variants in its package (call it from an init). It
+// Register adds variant records to the catalogue: the one way in, called by this package's
+// init over the list of its record slices (the decorators over the contract, then each
+// backend's own, one file per backend), and by tests. It
 // panics on a record that is wrong whatever else is registered (no name or defect, not exactly
 // one of Wrap, Configure and Open, no Catches): a programming error. The names a record uses -
 // its Bases, its Catches and Sanity IDs - are checked by Check once every package registered.
@@ -164,73 +165,89 @@ func Check() error {
 	return errors.Join(errs...)
 }
 
+// The catalogue in its order, which make mutants follows to run and report a base's variants:
+// the decorators over the contract (this package's acks.go, contract.go, faults.go,
+// latency.go, the ones below, nemesis.go, workload.go), then each backend's own variants,
+// one file per backend named after it (memory.go, kafka.go, rabbitmq.go, pulsar.go: the order
+// the backends' own init functions happened to register them in before they moved here). This
+// package imports the backends, never the reverse: a backend's production code does not link
+// its known-bad variants or the spec catalogue they name. A new backend's variants are one
+// file <backend>.go here declaring <backend>Variants, and one entry in this list.
 func init() {
-	Register(
-		Variant{
-			Name:    "nack-noop",
-			Catches: []string{"A1", "A5"},
-			Defect:  "Nack does nothing: the message is never delivered again",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackNoop{Consumer: c} })
-			},
+	for _, vs := range [][]Variant{
+		ackVariants, contractVariants, faultVariants, latencyVariants, decoratorVariants, nemesisVariants, workloadVariants,
+		memoryVariants, kafkaVariants, rabbitmqVariants, pulsarVariants,
+	} {
+		Register(vs...)
+	}
+}
+
+// decoratorVariants are the decorators over the contract defined in this file.
+var decoratorVariants = []Variant{
+	Variant{
+		Name:    "nack-noop",
+		Catches: []string{"A1", "A5"},
+		Defect:  "Nack does nothing: the message is never delivered again",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackNoop{Consumer: c} })
 		},
-		Variant{
-			Name:    "ack-commits-position",
-			Catches: []string{"A2"},
-			Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackPosition{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "ack-commits-position",
+		Catches: []string{"A2"},
+		Defect:  "Ack commits the consumer's current position (the last received message), not that message's",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackPosition{Consumer: c} })
 		},
-		Variant{
-			Name:    "ack-commits-through",
-			Catches: []string{"A6", "A7"},
-			Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackThrough{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "ack-commits-through",
+		Catches: []string{"A6", "A7"},
+		Defect:  "Ack is cumulative: acking a message also acknowledges every earlier unacked one (Kafka's commit of offset+1)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackThrough{Consumer: c} })
 		},
-		Variant{
-			Name:    "exists-always-true",
-			Catches: []string{"L1", "L2"},
-			Defect:  "TopicExists reports true for a missing topic",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &existsTrue{backend{Backend: b}}
-			},
+	},
+	Variant{
+		Name:    "exists-always-true",
+		Catches: []string{"L1", "L2"},
+		Defect:  "TopicExists reports true for a missing topic",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &existsTrue{backend{Backend: b}}
 		},
-		Variant{
-			Name:    "ready-poll-discards",
-			Catches: []string{"D6", "T2", "R1"}, // R1: where a new subscription replays nothing (RabbitMQ), a reopened one still holds the gap
-			Defect:  "the readiness poll inside Consumer() swallows a message it fetched",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &backend{Backend: b, afterConsumer: discardOne}
-			},
+	},
+	Variant{
+		Name:    "ready-poll-discards",
+		Catches: []string{"D6", "T2", "R1"}, // R1: where a new subscription replays nothing (RabbitMQ), a reopened one still holds the gap
+		Defect:  "the readiness poll inside Consumer() swallows a message it fetched",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &backend{Backend: b, afterConsumer: discardOne}
 		},
-		Variant{
-			Name:    "unique-shares-group",
-			Catches: []string{"G2"},
-			Defect:  "unique (fan-out) subscribers share one group and compete instead of each getting everything",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &uniqueShares{backend{Backend: b}}
-			},
+	},
+	Variant{
+		Name:    "unique-shares-group",
+		Catches: []string{"G2"},
+		Defect:  "unique (fan-out) subscribers share one group and compete instead of each getting everything",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &uniqueShares{backend{Backend: b}}
 		},
-		Variant{
-			Name:    "unconfirmed-send",
-			Catches: []string{"D6", "D4"},
-			Defect:  "Send returns before the broker confirmed the message, and Close does not flush",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &unconfirmed{backend{Backend: b}}
-			},
+	},
+	Variant{
+		Name:    "unconfirmed-send",
+		Catches: []string{"D6", "D4"},
+		Defect:  "Send returns before the broker confirmed the message, and Close does not flush",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &unconfirmed{backend{Backend: b}}
 		},
-		Variant{
-			Name:    "flow-short-retention",
-			Catches: []string{"T1"},
-			Defect:  "durable (flow) topics are created with the short retention of the other classes",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &shortRetention{backend{Backend: b}}
-			},
+	},
+	Variant{
+		Name:    "flow-short-retention",
+		Catches: []string{"T1"},
+		Defect:  "durable (flow) topics are created with the short retention of the other classes",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &shortRetention{backend{Backend: b}}
 		},
-	)
+	},
 }
 
 // LookupFor finds the variant of that name that applies to base: one defect may have a

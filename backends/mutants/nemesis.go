@@ -18,20 +18,18 @@ import (
 // Send through a cut, a pause or a restart seconds).
 const reconnectSlowSend = 2 * time.Second
 
-func init() {
-	Register(
-		Variant{
-			Name:    "reconnect-drops-queued",
-			Bases:   workloadBases,
-			Catches: []string{"W2"},
-			Defect: "lost after a reconnect: the producers of one client share a connection; when a Send of one of them, after its first, " +
-				"took 2 s or more or failed for want of the broker (the client reconnected), the reconnect discarded the shared queue, " +
-				"so the next Send of each other producer of that client returns nil and is never written",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &reconnectDrops{backend: backend{Backend: b}}
-			},
+var nemesisVariants = []Variant{
+	Variant{
+		Name:    "reconnect-drops-queued",
+		Bases:   workloadBases,
+		Catches: []string{"W2"},
+		Defect: "lost after a reconnect: the producers of one client share a connection; when a Send of one of them, after its first, " +
+			"took 2 s or more or failed for want of the broker (the client reconnected), the reconnect discarded the shared queue, " +
+			"so the next Send of each other producer of that client returns nil and is never written",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &reconnectDrops{backend: backend{Backend: b}}
 		},
-	)
+	},
 }
 
 // reconnectDrops: reconnect-drops-queued.

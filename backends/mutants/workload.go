@@ -21,74 +21,72 @@ import (
 // and are declared for the broker backends (Bases), whose mutants runs prove both.
 var workloadBases = []string{"kafka", "pulsar"}
 
-func init() {
-	Register(
-		Variant{
-			Name:    "interleaved-send-drops",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "lost: producers of one client share a per-topic batch slot, so when two producers alternate on a topic (A, B, A) the second A's Send returns nil and is never written",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotDrop}
-			},
+var workloadVariants = []Variant{
+	Variant{
+		Name:    "interleaved-send-drops",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "lost: producers of one client share a per-topic batch slot, so when two producers alternate on a topic (A, B, A) the second A's Send returns nil and is never written",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotDrop}
 		},
-		Variant{
-			Name:    "interleaved-send-reorders",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "per-producer order: when two producers of one client alternate on a topic (A, B, A), the second A's message waits in the shared queue and is written after A's next message (or its Close)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotHold}
-			},
+	},
+	Variant{
+		Name:    "interleaved-send-reorders",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "per-producer order: when two producers of one client alternate on a topic (A, B, A), the second A's message waits in the shared queue and is written after A's next message (or its Close)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &sharedSlot{backend: backend{Backend: b}, last: map[string]*slotProducer{}, mode: slotHold}
 		},
-		Variant{
-			Name:    "timeout-duplicates-next",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "unexpected duplicate: a Receive whose short deadline (under 500 ms) expired leaves its fetch in the buffer, and the next message is handed out twice",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &timeoutDup{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "timeout-duplicates-next",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "unexpected duplicate: a Receive whose short deadline (under 500 ms) expired leaves its fetch in the buffer, and the next message is handed out twice",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &timeoutDup{Consumer: c} })
 		},
-		Variant{
-			Name:    "nack-drops-held-acks",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "redelivery of an acked message: a Nack seeks back and clears the pending acks, so a later Ack of a delivery received before the Nack returns nil and is dropped",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
-					return &nackDropsAcks{Consumer: c, doomed: map[string]bool{}}
-				})
-			},
+	},
+	Variant{
+		Name:    "nack-drops-held-acks",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "redelivery of an acked message: a Nack seeks back and clears the pending acks, so a later Ack of a delivery received before the Nack returns nil and is dropped",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
+				return &nackDropsAcks{Consumer: c, doomed: map[string]bool{}}
+			})
 		},
-		Variant{
-			Name:    "nack-while-holding-noop",
-			Bases:   workloadBases,
-			Catches: []string{"A5", "W1"}, // A5 nacks while holding since 2 Dec: W1 rarely did on kafka
-			Defect:  "nacked never redelivered: a Nack while the consumer holds another unsettled delivery does nothing (the nack applies by position, to the newest delivery only)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackHolding{Consumer: c, held: map[string]bool{}} })
-			},
+	},
+	Variant{
+		Name:    "nack-while-holding-noop",
+		Bases:   workloadBases,
+		Catches: []string{"A5", "W1"}, // A5 nacks while holding since 2 Dec: W1 rarely did on kafka
+		Defect:  "nacked never redelivered: a Nack while the consumer holds another unsettled delivery does nothing (the nack applies by position, to the newest delivery only)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &nackHolding{Consumer: c, held: map[string]bool{}} })
 		},
-		Variant{
-			Name:    "latest-beside-earliest",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "wrong subscription: a new latest subscription of a topic on which the client already has an earliest subscription's consumer open starts at earliest too (the client reuses that assignment's start)",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &latestBeside{backend: backend{Backend: b}, earliest: map[string]int{}}
-			},
+	},
+	Variant{
+		Name:    "latest-beside-earliest",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "wrong subscription: a new latest subscription of a topic on which the client already has an earliest subscription's consumer open starts at earliest too (the client reuses that assignment's start)",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &latestBeside{backend: backend{Backend: b}, earliest: map[string]int{}}
 		},
-		Variant{
-			Name:    "short-receive-overruns",
-			Bases:   workloadBases,
-			Catches: []string{"W1"},
-			Defect:  "Receive outlives its context: a Receive with a deadline under 200 ms is rounded up to the client's 4 s poll interval",
-			Wrap: func(b backends.Backend) backends.Backend {
-				return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &roundedReceive{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "short-receive-overruns",
+		Bases:   workloadBases,
+		Catches: []string{"W1"},
+		Defect:  "Receive outlives its context: a Receive with a deadline under 200 ms is rounded up to the client's 4 s poll interval",
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &roundedReceive{Consumer: c} })
 		},
-	)
+	},
 }
 
 // sharedSlot: the producers of one client share a slot per topic.

@@ -35,7 +35,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/fixtures/maven"
+	"github.com/pubsub-conformance/harness/internal/cache"
 	"github.com/pubsub-conformance/harness/internal/history"
 	pb "github.com/pubsub-conformance/harness/proto/pubsub/v1"
 )
@@ -96,11 +96,11 @@ func goBuild(ctx context.Context, ad Adapter) (string, error) {
 	if p, ok := built[ad.GoMain]; ok {
 		return p, nil
 	}
-	cache, err := maven.CacheRoot()
+	cacheDir, err := cache.Root()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "bin")
+	dir := filepath.Join(cacheDir, "bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

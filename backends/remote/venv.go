@@ -15,8 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/pubsub-conformance/harness/fixtures/maven"
-
+	"github.com/pubsub-conformance/harness/internal/cache"
 	"github.com/pubsub-conformance/harness/internal/cost"
 )
 
@@ -55,11 +54,11 @@ func VenvWith(ctx context.Context, requirements, pip []string) (python string, e
 	if err != nil {
 		return "", err
 	}
-	cache, err := maven.CacheRoot()
+	cacheDir, err := cache.Root()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "venv", key)
+	dir := filepath.Join(cacheDir, "venv", key)
 	python = filepath.Join(dir, "bin", "python")
 	ready := filepath.Join(dir, ".ready")
 	if _, err := os.Stat(ready); err == nil {

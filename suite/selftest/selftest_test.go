@@ -1,6 +1,6 @@
 // Package selftest proves the specs can fail: it runs the conformance suite binary against
 // known-bad variants of the memory reference backend ("memory~<variant>", see
-// backends/mutants and backends/memory/variants.go) and asserts that every killer its record
+// backends/mutants/memory.go) and asserts that every killer its record
 // names fails, while the same specs pass on the unbroken reference.
 package selftest
 

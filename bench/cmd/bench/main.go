@@ -31,7 +31,7 @@ import (
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/providers"
 	"github.com/pubsub-conformance/harness/reports"
-	"github.com/pubsub-conformance/harness/suite"
+	suiterun "github.com/pubsub-conformance/harness/suite/run"
 )
 
 func main() {
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if sel == "" && os.Getenv("PUBSUB_BACKENDS") == "" {
 		sel = strings.Join(backends.ConformanceNames(), ",")
 	}
-	selected, err := suite.Selected(sel, os.Getenv)
+	selected, err := suiterun.Selected(sel, os.Getenv)
 	if err != nil {
 		return fail(err)
 	}
@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
-		kind, needsBroker := suite.KindFor(name)
+		kind, needsBroker := suiterun.KindFor(name)
 		var ep fixtures.Endpoints
 		if needsBroker {
 			if provider == nil {
@@ -201,7 +201,7 @@ func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw b
 	if ep.Kind != "" {
 		broker = ep.Settings()
 	}
-	cfg, err := suite.BaseConfig(name, broker)
+	cfg, err := suiterun.BaseConfig(name, broker)
 	if err != nil {
 		return nil, err
 	}

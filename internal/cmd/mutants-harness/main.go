@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pubsub-conformance/harness/fixtures/maven"
+	"github.com/pubsub-conformance/harness/internal/cache"
 	"github.com/pubsub-conformance/harness/internal/modroot"
 )
 
@@ -360,7 +360,7 @@ func privateCache(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "venv"), 0o755); err != nil {
 		return err
 	}
-	real, err := maven.CacheRoot()
+	real, err := cache.Root()
 	if err != nil {
 		return err
 	}

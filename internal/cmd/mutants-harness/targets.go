@@ -72,7 +72,7 @@ var targets = []target{
 	},
 	{
 		Dir: "fixtures",
-		// The subpackages start brokers (local, rabbitmq, container, maven, admin, external),
+		// The subpackages start brokers (local, rabbitmq, container, maven, external),
 		// or are a proxy, a CA, probes: the root package is the broker records and settings.
 		Exclude:   []string{mainPackages, `^[a-z]+/`},
 		TestFlags: []string{"-short"},

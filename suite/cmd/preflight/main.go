@@ -2,7 +2,7 @@
 // failover and flakes targets call it first with the user's values, so that a bad value is one
 // line naming it and what is allowed, and exit 2, before the suite is built, a broker starts or
 // Ginkgo runs. It checks with the suite's own functions what the suite reads - backend names
-// against the registry (suite.ParseBackends), PUBSUB_BROKERS against the providers
+// against the registry (suite/run.ParseBackends), PUBSUB_BROKERS against the providers
 // (providers.Check), PUBSUB_ISOLATE, PUBSUB_RETENTION_<CLASS>, the workload's settings, the
 // adapter declarations PUBSUB_ADAPTER_<NAME> - and make's own settings: SPECS against the
 // catalogue, CONFORMANCE_PROCS, GATE_LEVEL, DURATION, CONFORMANCE_STRICT.
@@ -36,6 +36,7 @@ import (
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 	"github.com/pubsub-conformance/harness/suite"
+	suiterun "github.com/pubsub-conformance/harness/suite/run"
 )
 
 func main() {
@@ -46,7 +47,7 @@ func main() {
 // line to print, naming the setting.
 var checks = map[string]func(name, v string) error{
 	"BACKENDS": func(name, v string) error {
-		bs, err := suite.ParseBackends(v)
+		bs, err := suiterun.ParseBackends(v)
 		if err == nil && len(bs) == 0 {
 			return fmt.Errorf("%s is empty: name one or more backends (known: %s)", name, backends.Known())
 		}
@@ -117,7 +118,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	if *reportDir != "" {
-		bs, _ := suite.ParseBackends(settings["BACKENDS"])
+		bs, _ := suiterun.ParseBackends(settings["BACKENDS"])
 		files := make([]string, len(bs))
 		for i, b := range bs {
 			files[i] = filepath.Join(*reportDir, "ginkgo-"+suite.ReportName(b)+".json")

@@ -1,14 +1,29 @@
-package suite
+package run
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/backends/all"
+	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
 )
+
+// The names resolved are the registry's, as a suite run has them: the backends and their
+// known-bad variants.
+func TestMain(m *testing.M) {
+	if all.AdapterError != nil {
+		panic(all.AdapterError)
+	}
+	if err := mutants.RegisterAll(); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
 
 func TestSelected(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }

@@ -1,10 +1,12 @@
-// Package suite wires the shared specs to concrete backends and real brokers: which backends a
-// run tests, which broker each needs, how every Ginkgo process reaches it, and the per-backend
-// report files. The runnable Ginkgo suite is suite_test.go in this directory.
-package suite
+// Package run resolves what a run tests, without the Ginkgo glue: the backend names of a run
+// (the flag, else PUBSUB_BACKENDS, else the reference), the broker kind each needs, and the
+// Config every client of a backend starts from. The suite and the bench both use it, so the
+// bench links no test framework.
+package run
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"unicode"
@@ -79,4 +81,44 @@ func Kinds(names []string) []fixtures.Kind {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// BaseConfig is the Config every client of backend name starts from: its settings are the
+// environment's (the variables its Descriptor reads: KAFKA_DEBUG, KAFKA_CONFIG_<KEY>, ...), then
+// broker (a broker's endpoint settings, fixtures.Endpoints.Settings; nil for none), then the
+// Descriptor's fixed Settings; retention overrides come from PUBSUB_RETENTION_<CLASS>.
+func BaseConfig(name string, broker map[string]string) (backends.Config, error) {
+	d, err := backends.Lookup(name)
+	if err != nil {
+		return backends.Config{}, err
+	}
+	ret, err := backends.RetentionFromEnv(os.Getenv)
+	if err != nil {
+		return backends.Config{}, fmt.Errorf("configuration from env: %w", err)
+	}
+	return backends.Config{
+		Backend:   name,
+		Settings:  backends.Layer(d.EnvSettings(os.Environ()), broker, d.Settings),
+		Retention: ret,
+	}, nil
+}
+
+// Settings returns the non-secret settings of cfg for report metadata.
+func Settings(cfg backends.Config) map[string]any {
+	s := map[string]any{"backend": cfg.Backend}
+	d, err := backends.Lookup(cfg.Backend)
+	if err != nil {
+		return s
+	}
+	for k, v := range d.Public(cfg.Settings) {
+		s[k] = v
+	}
+	if len(cfg.Retention) > 0 {
+		r := map[string]string{}
+		for c, d := range cfg.Retention {
+			r[string(c)] = d.String()
+		}
+		s["retention"] = r
+	}
+	return s
 }

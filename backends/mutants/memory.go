@@ -1,4 +1,4 @@
-package memory
+package mutants
 
 import (
 	"context"
@@ -9,125 +9,123 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
-	"github.com/pubsub-conformance/harness/backends/mutants"
+	"github.com/pubsub-conformance/harness/backends/memory"
 )
 
 // Known-bad variants only the reference backend can express without touching a client library.
-// They join the shared mutant catalogue through mutants.Register (registered as
+// They join the shared mutant catalogue through Register (registered as
 // "memory~<variant>") so the self-test and make mutants can prove the specs they name fail.
-var variantBases = []string{Name}
+var memoryBases = []string{memory.Name}
 
-func init() {
-	mutants.Register(
-		mutants.Variant{
-			Name:    "close-unsubscribes",
-			Catches: []string{"R1", "R2", "A3"},
-			Defect:  "Consumer.Close unsubscribes: the subscription and its position are dropped (the seed's unsubscribe() bug)",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				mb, ok := b.(*Backend)
-				if !ok {
-					return b
-				}
-				return &closeUnsubscribes{Backend: mb}
-			},
+var memoryVariants = []Variant{
+	Variant{
+		Name:    "close-unsubscribes",
+		Catches: []string{"R1", "R2", "A3"},
+		Defect:  "Consumer.Close unsubscribes: the subscription and its position are dropped (the seed's unsubscribe() bug)",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			mb, ok := b.(*memory.Backend)
+			if !ok {
+				return b
+			}
+			return &closeUnsubscribes{Backend: mb}
 		},
-		mutants.Variant{
-			Name:    "latest-race",
-			Catches: []string{"D2", "R2"},
-			Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
-			Defect:  "Consumer returns before the subscription exists; it is created at latest on the first Receive (the seed's blocking bug)",
-			Bases:   variantBases,
-			Wrap:    func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
+	},
+	Variant{
+		Name:    "latest-race",
+		Catches: []string{"D2", "R2"},
+		Sanity:  []string{"D7"}, // D1 sends right after Consumer() returns
+		Defect:  "Consumer returns before the subscription exists; it is created at latest on the first Receive (the seed's blocking bug)",
+		Bases:   memoryBases,
+		Wrap:    func(b backends.Backend) backends.Backend { return &lateSubscribe{Backend: b} },
+	},
+	Variant{
+		Name:    "timeout-not-wrapped",
+		Catches: []string{"D7"},
+		Defect:  "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
 		},
-		mutants.Variant{
-			Name:    "timeout-not-wrapped",
-			Catches: []string{"D7"},
-			Defect:  "Receive ends at its deadline with a plain error callers cannot recognise as a timeout",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &plainTimeout{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "ack-noop",
+		Catches: []string{"A4"},
+		Defect:  "Ack does nothing: acknowledged messages come again after a reopen",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
 		},
-		mutants.Variant{
-			Name:    "ack-noop",
-			Catches: []string{"A4"},
-			Defect:  "Ack does nothing: acknowledged messages come again after a reopen",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &ackNoop{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "duplicates",
+		Catches: []string{"D3", "G1"},
+		Sanity:  []string{"D7"}, // D1 counts deliveries
+		Defect:  "every message is delivered twice in steady state",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
 		},
-		mutants.Variant{
-			Name:    "duplicates",
-			Catches: []string{"D3", "G1"},
-			Sanity:  []string{"D7"}, // D1 counts deliveries
-			Defect:  "every message is delivered twice in steady state",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &twice{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "drops-empty-properties",
+		Catches: []string{"D1"},
+		Sanity:  []string{"D4"}, // D1 is its killer
+		Defect:  "properties with an empty value are dropped in transit",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
 		},
-		mutants.Variant{
-			Name:    "drops-empty-properties",
-			Catches: []string{"D1"},
-			Sanity:  []string{"D4"}, // D1 is its killer
-			Defect:  "properties with an empty value are dropped in transit",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return &dropEmpty{Consumer: c} })
-			},
+	},
+	Variant{
+		Name:    "shared-fans-out",
+		Catches: []string{"G1", "G3"},
+		Defect:  "consumers of one shared subscription each get every message instead of competing",
+		Bases:   memoryBases,
+		Wrap:    func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
+	},
+	Variant{
+		Name:    "standby-members",
+		Catches: []string{"G4"},
+		Defect:  "only the first live consumer of a shared subscription receives; the others stand by until it closes (one Kafka partition per topic, as a defect)",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			return &standbyMembers{Backend: b, members: map[string][]*standby{}}
 		},
-		mutants.Variant{
-			Name:    "shared-fans-out",
-			Catches: []string{"G1", "G3"},
-			Defect:  "consumers of one shared subscription each get every message instead of competing",
-			Bases:   variantBases,
-			Wrap:    func(b backends.Backend) backends.Backend { return &sharedFansOut{Backend: b} },
+	},
+	Variant{
+		Name:    "restart-strands-consumers",
+		Catches: []string{"R6"},
+		Defect:  "consumers opened before a broker restart never receive again: the client does not resubscribe after reconnecting",
+		Bases:   memoryBases,
+		Wrap: func(b backends.Backend) backends.Backend {
+			mb, ok := b.(*memory.Backend)
+			if !ok {
+				return b
+			}
+			return WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
+				return &stranded{Consumer: c, mb: mb, at: mb.Restarts()}
+			})
 		},
-		mutants.Variant{
-			Name:    "standby-members",
-			Catches: []string{"G4"},
-			Defect:  "only the first live consumer of a shared subscription receives; the others stand by until it closes (one Kafka partition per topic, as a defect)",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				return &standbyMembers{Backend: b, members: map[string][]*standby{}}
-			},
-		},
-		mutants.Variant{
-			Name:    "restart-strands-consumers",
-			Catches: []string{"R6"},
-			Defect:  "consumers opened before a broker restart never receive again: the client does not resubscribe after reconnecting",
-			Bases:   variantBases,
-			Wrap: func(b backends.Backend) backends.Backend {
-				mb, ok := b.(*Backend)
-				if !ok {
-					return b
-				}
-				return mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer {
-					return &stranded{Consumer: c, broker: mb.broker, at: mb.broker.restarts.Load()}
-				})
-			},
-		},
-		mutants.Variant{
-			// Written so that no spec's own assertion sees it: F3 only counts what its
-			// failed Sends delivered, and F1 retries its Sends itself (a message sent twice
-			// may arrive twice). The history checkers see a message sent once, acked, and
-			// delivered again.
-			Name:    "send-retry-duplicates",
-			Catches: []string{"F3"},
-			Defect:  "Send retries through a broken connection and the broker kept the attempt that failed: a message whose one Send returned nil is in the log twice",
-			Bases:   variantBases,
-			Wrap:    func(b backends.Backend) backends.Backend { return &retryDuplicates{Backend: b} },
-		},
-		mutants.Variant{
-			Name:    "accepts-invalid-topics",
-			Catches: []string{"L4"},
-			Defect:  "invalid topic strings are silently mapped to a flow topic instead of rejected",
-			Bases:   variantBases,
-			Wrap:    func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
-		},
-	)
+	},
+	Variant{
+		// Written so that no spec's own assertion sees it: F3 only counts what its
+		// failed Sends delivered, and F1 retries its Sends itself (a message sent twice
+		// may arrive twice). The history checkers see a message sent once, acked, and
+		// delivered again.
+		Name:    "send-retry-duplicates",
+		Catches: []string{"F3"},
+		Defect:  "Send retries through a broken connection and the broker kept the attempt that failed: a message whose one Send returned nil is in the log twice",
+		Bases:   memoryBases,
+		Wrap:    func(b backends.Backend) backends.Backend { return &retryDuplicates{Backend: b} },
+	},
+	Variant{
+		Name:    "accepts-invalid-topics",
+		Catches: []string{"L4"},
+		Defect:  "invalid topic strings are silently mapped to a flow topic instead of rejected",
+		Bases:   memoryBases,
+		Wrap:    func(b backends.Backend) backends.Backend { return &acceptsInvalid{Backend: b} },
+	},
 }
 
 // retryDuplicates retries a Send that failed for want of the broker, every 100 ms within its
@@ -331,7 +329,7 @@ func (b *acceptsInvalid) Consumer(ctx context.Context, t, sub string, o ...backe
 	return b.Backend.Consumer(ctx, b.fix(t), sub, o...)
 }
 
-type closeUnsubscribes struct{ *Backend }
+type closeUnsubscribes struct{ *memory.Backend }
 
 func (b *closeUnsubscribes) Consumer(ctx context.Context, topic, sub string, opts ...backends.ConsumerOption) (backends.Consumer, error) {
 	c, err := b.Backend.Consumer(ctx, topic, sub, opts...)
@@ -343,7 +341,7 @@ func (b *closeUnsubscribes) Consumer(ctx context.Context, topic, sub string, opt
 
 type unsubscribingConsumer struct {
 	backends.Consumer
-	be         *Backend
+	be         *memory.Backend
 	topic, sub string
 }
 
@@ -422,12 +420,12 @@ func (l *lazyConsumer) Close(ctx context.Context) error {
 // stranded receives nothing once its broker restarted after the consumer was made.
 type stranded struct {
 	backends.Consumer
-	broker *Broker
-	at     int64
+	mb *memory.Backend
+	at int64
 }
 
 func (c *stranded) Receive(ctx context.Context) (backends.Delivery, error) {
-	if c.broker.restarts.Load() != c.at {
+	if c.mb.Restarts() != c.at {
 		<-ctx.Done()
 		return backends.Delivery{}, backends.CtxErr(ctx, "receive")
 	}
