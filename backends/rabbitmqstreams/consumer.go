@@ -2,9 +2,11 @@ package rabbitmqstreams
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +104,14 @@ type consumer struct {
 	// stored is the position last stored: main value under key -1, windows by index.
 	stored map[int64]int64
 	dirty  bool
+	// suspended: the member lost the lock (its channel closed) with its books kept. When it
+	// gets the lock back and the stored position is still one it wrote itself (nobody read
+	// for the subscription meanwhile), the term goes on: acks that returned nil before the
+	// loss are stored then; deliveries acked or nacked while suspended were refused
+	// (ErrUnknownDelivery) and are handed out again.
+	suspended bool
+	refused   map[int64]struct{}
+	written   []int64 // main values this term stored (and its first), newest last
 }
 
 // open starts the consumer: a unique one reads at once; a shared one joins the lock.
@@ -304,9 +314,8 @@ func (c *consumer) deactivate(why string) {
 		return
 	}
 	c.active = false
-	c.bk = nil
-	c.queue = nil
-	clear(c.held)
+	c.suspended = c.bk != nil
+	c.queue = nil // read again on resume
 	sc := c.endGen()
 	c.mu.Unlock()
 	if sc != nil {
@@ -337,6 +346,13 @@ func (c *consumer) activate(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
+	if c.resume(main) {
+		c.mu.Lock()
+		floor, _ := c.bk.commitState()
+		c.mu.Unlock()
+		c.b.logf("%s: consumer %s on %s/%s: active again, the term goes on at %d", Name, c.tag, c.r.stream, c.sub, floor)
+		return c.subscribe(ctx, offsetSpec(floor))
+	}
 	floor, w0, n := decodeMain(main)
 	var acked []int64
 	stored := map[int64]int64{-1: main}
@@ -352,24 +368,54 @@ func (c *consumer) activate(ctx context.Context) error {
 		acked = append(acked, windowOffsets(w, bits)...)
 	}
 	c.mu.Lock()
-	c.term++
-	c.active, c.bk, c.queue, c.stored, c.dirty = true, newBooks(floor, acked), nil, stored, false
-	clear(c.held)
+	c.newTerm()
+	c.active, c.bk, c.stored, c.written = true, newBooks(floor, acked), stored, []int64{main}
 	c.mu.Unlock()
-	spec := stream.OffsetSpecification{}.Offset(floor)
+	return c.subscribe(ctx, offsetSpec(floor))
+}
+
+func offsetSpec(floor int64) stream.OffsetSpecification {
 	if floor == 0 {
-		spec = stream.OffsetSpecification{}.First()
+		return stream.OffsetSpecification{}.First()
 	}
-	return c.subscribe(ctx, spec)
+	return stream.OffsetSpecification{}.Offset(floor)
+}
+
+// newTerm forgets the last term's deliveries; c.mu held.
+func (c *consumer) newTerm() {
+	c.term++
+	c.queue, c.dirty, c.suspended, c.refused, c.written = nil, false, false, nil, nil
+	clear(c.held)
+}
+
+// resume continues a suspended term when the broker's stored position is one this term
+// wrote; the refused deliveries go back to the front of the queue.
+func (c *consumer) resume(main int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.suspended || c.bk == nil || !slices.Contains(c.written, main) {
+		return false
+	}
+	var again []entry
+	for off := range c.refused {
+		if e, ok := c.held[off]; ok {
+			delete(c.held, off)
+			c.bk.release(off)
+			again = append(again, e)
+		}
+	}
+	slices.SortFunc(again, func(a, b entry) int { return cmp.Compare(a.off, b.off) })
+	c.active, c.suspended, c.refused, c.dirty = true, false, nil, true
+	c.queue = again
+	return true
 }
 
 // create starts a new shared subscription and stores its position: offset 0 for earliest;
 // for latest the offset after a marker this member publishes once it reads from "next".
 func (c *consumer) create(ctx context.Context) error {
 	c.mu.Lock()
-	c.term++
-	c.active, c.queue, c.stored, c.dirty = true, nil, map[int64]int64{}, false
-	clear(c.held)
+	c.newTerm()
+	c.active, c.stored = true, map[int64]int64{}
 	earliest := c.pos == backends.Earliest && c.b.rc.EarliestSpec == "first"
 	if earliest {
 		c.bk = newBooks(0, nil)
@@ -383,7 +429,7 @@ func (c *consumer) create(ctx context.Context) error {
 		if err := c.subscribe(ctx, stream.OffsetSpecification{}.First()); err != nil {
 			return err
 		}
-		return c.storePosition(ctx, 0, nil, true)
+		return c.storePosition(ctx, 0, nil, false)
 	}
 	if err := c.subscribe(ctx, stream.OffsetSpecification{}.Next()); err != nil {
 		return err
@@ -393,7 +439,7 @@ func (c *consumer) create(ctx context.Context) error {
 	}
 	select {
 	case m := <-marker:
-		return c.storePosition(ctx, m+1, nil, true)
+		return c.storePosition(ctx, m+1, nil, false)
 	case <-ctx.Done():
 		return backends.CtxErr(ctx, "wait for the position marker")
 	case <-c.stop:
@@ -404,12 +450,17 @@ func (c *consumer) create(ctx context.Context) error {
 // publishMarker publishes this consumer's position marker to the stream over AMQP 0-9-1 with
 // a publisher confirm.
 func (c *consumer) publishMarker(ctx context.Context) error {
-	ch, err := c.b.channel(ctx)
-	if err != nil {
-		return err
+	c.mu.Lock()
+	ch := c.lockCh // in confirm mode already
+	c.mu.Unlock()
+	if ch == nil {
+		var err error
+		if ch, err = c.b.channel(ctx); err != nil {
+			return err
+		}
+		defer func() { go ch.Close() }()
 	}
-	defer func() { go ch.Close() }()
-	_, err = runCtx(ctx, "publish the position marker", func() (struct{}, error) {
+	_, err := runCtx(ctx, "publish the position marker", func() (struct{}, error) {
 		if err := ch.Confirm(false); err != nil {
 			return struct{}{}, err
 		}
@@ -466,14 +517,20 @@ func (c *consumer) subscribe(ctx context.Context, spec stream.OffsetSpecificatio
 	opts := stream.NewConsumerOptions().SetOffset(spec).SetManualCommit().SetCRCCheck(false).
 		SetClientProvidedName("pubsub-conformance-consumer")
 	what := "subscribe to " + c.r.stream + " at " + spec.String()
-	sc, err := runCtx(ctx, what, func() (*stream.Consumer, error) {
-		return c.b.env.NewConsumer(c.r.stream, c.handler(gen, done), opts)
-	}, func(sc *stream.Consumer) { _ = sc.Close() })
-	if err != nil {
-		if ctx.Err() != nil {
+	var sc *stream.Consumer
+	err := c.b.withEnv(ctx, func(env *stream.Environment) error {
+		return c.b.call(ctx, what, func() error {
+			s, err := env.NewConsumer(c.r.stream, c.handler(gen, done), opts)
+			if err == nil && ctx.Err() != nil {
+				_ = s.Close() // the caller gave up waiting
+				return ctx.Err()
+			}
+			sc = s
 			return err
-		}
-		return fmt.Errorf("%s: %w", what, mapErr(err))
+		})
+	})
+	if err != nil {
+		return err
 	}
 	closed := sc.NotifyClose()
 	c.mu.Lock()
@@ -668,6 +725,14 @@ func (c *consumer) heldOffset(d backends.Delivery) (int64, error) {
 	if err1 != nil || err2 != nil {
 		return 0, fmt.Errorf("%w: %q is not a delivery id of this backend", backends.ErrUnknownDelivery, d.ID)
 	}
+	if term == c.term && c.suspended && c.bk != nil && c.bk.isHeld(off) {
+		if c.refused == nil {
+			c.refused = map[int64]struct{}{}
+		}
+		c.refused[off] = struct{}{}
+		return 0, fmt.Errorf("%w: %q: this member lost the subscription's lock (its connection closed) while holding it; it comes again "+
+			"to the subscription", backends.ErrUnknownDelivery, d.ID)
+	}
 	if term != c.term || c.bk == nil || !c.active {
 		return 0, fmt.Errorf("%w: %q was handed out before this member lost the subscription's lock; it comes again to the subscription",
 			backends.ErrUnknownDelivery, d.ID)
@@ -801,6 +866,10 @@ func (c *consumer) storePosition(ctx context.Context, floor int64, above []int64
 		c.stored[wb[0]] = wb[1]
 	}
 	c.stored[-1] = p.main
+	if len(c.written) >= 64 {
+		c.written = c.written[1:]
+	}
+	c.written = append(c.written, p.main)
 	c.mu.Unlock()
 	if !verify {
 		return nil

@@ -37,7 +37,10 @@ func open(t *testing.T) backends.Backend {
 
 type testLog struct{ t *testing.T }
 
-func (l testLog) Write(p []byte) (int, error) { l.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func TestIntegrationLargeMessage(t *testing.T) {
 	b := open(t)

@@ -68,13 +68,20 @@ func (p *producer) client(ctx context.Context) (*stream.Producer, error) {
 	}
 	opts := stream.NewProducerOptions().SetConfirmationTimeOut(confirmTimeout).SetClientProvidedName("pubsub-conformance-producer")
 	what := Name + ": open producer on " + p.r.stream
-	sp, err := runCtx(ctx, what, func() (*stream.Producer, error) { return p.b.env.NewProducer(p.r.stream, opts) },
-		func(sp *stream.Producer) { _ = sp.Close() })
+	var sp *stream.Producer
+	err := p.b.withEnv(ctx, func(env *stream.Environment) error {
+		return p.b.call(ctx, what, func() (err error) {
+			s, err := env.NewProducer(p.r.stream, opts)
+			if err == nil && ctx.Err() != nil {
+				_ = s.Close() // the caller gave up waiting
+				return ctx.Err()
+			}
+			sp = s
+			return err
+		})
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", what, mapErr(err))
+		return nil, err
 	}
 	p.sp = sp
 	p.waiting = map[message.StreamMessage]chan error{}

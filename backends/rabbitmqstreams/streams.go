@@ -118,7 +118,9 @@ type Backend struct {
 	rc   Config
 	mgmt *management
 
-	env *stream.Environment
+	env  *stream.Environment // admin calls (its locator connection)
+	opts *stream.EnvironmentOptions
+	pool envPool // producers and consumers
 
 	dial chan struct{} // cap 1: held while dialing AMQP
 	cmu  sync.Mutex
@@ -171,7 +173,9 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		// One node: every connection goes where the settings say (the fault proxy's port under
 		// a fault spec), whatever the broker advertises.
 		SetAddressResolver(stream.AddressResolver{Host: rc.Host, Port: rc.StreamPort}).
-		SetMaxConsumersPerClient(1).SetMaxProducersPerClient(1).
+		// Many producers and consumers per connection: a consumer's messages are dispatched by a
+		// goroutine of its own and flow is by credit, so one slow consumer holds up no other.
+		SetMaxConsumersPerClient(maxPerClient).SetMaxProducersPerClient(maxPerClient).
 		SetRequestedMaxFrameSize(maxFrame).SetRequestedHeartbeat(heartbeat).SetRPCTimeout(dialTimeout).
 		// The client's default socket buffers are 8 KiB (SO_RCVBUF/SO_SNDBUF), a TCP window so small
 		// that a 5 MiB chunk took over a minute on loopback (measured, and the connection was closed
@@ -186,7 +190,8 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", what, mapErr(err))
 	}
-	b.env = env
+	b.env, b.opts = env, opts
+	b.pool.envs = []*pooledEnv{{env: env}}
 	if _, err := b.connection(ctx); err != nil {
 		_ = env.Close()
 		return nil, err
@@ -236,8 +241,10 @@ func (b *Backend) checkOpen(what string) error {
 	return nil
 }
 
-func (b *Backend) streamAddr() string { return net.JoinHostPort(b.rc.Host, strconv.Itoa(b.rc.StreamPort)) }
-func (b *Backend) amqpAddr() string   { return net.JoinHostPort(b.rc.Host, strconv.Itoa(b.rc.Port)) }
+func (b *Backend) streamAddr() string {
+	return net.JoinHostPort(b.rc.Host, strconv.Itoa(b.rc.StreamPort))
+}
+func (b *Backend) amqpAddr() string { return net.JoinHostPort(b.rc.Host, strconv.Itoa(b.rc.Port)) }
 
 // connection returns the open AMQP connection (the locks), dialing one when it is gone.
 func (b *Backend) connection(ctx context.Context) (*amqp.Connection, error) {
@@ -333,12 +340,31 @@ func resolve(topic string) (resolved, error) {
 }
 
 // call runs one of the stream client's blocking calls under ctx and maps its error.
+// A stream that is not available yet (its leader starting after a broker restart) is asked
+// again every retryEvery within ctx.
 func (b *Backend) call(ctx context.Context, what string, fn func() error) error {
-	_, err := runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, fn() }, nil)
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s: %w", what, mapErr(err))
+	for {
+		_, err := runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, fn() }, nil)
+		if transient(err) && ctx.Err() == nil {
+			select {
+			case <-time.After(retryEvery):
+				continue
+			case <-ctx.Done():
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("%s: %w", what, mapErr(err))
+		}
+		return err
 	}
-	return err
+}
+
+const retryEvery = 200 * time.Millisecond
+
+// transient: the broker's answers while a stream's leader is (re)starting.
+func transient(err error) bool {
+	return errors.Is(err, stream.StreamNotAvailable) || errors.Is(err, stream.LeaderNotReady) ||
+		errors.Is(err, stream.InternalError) || errors.Is(err, stream.StreamMetadataFailure)
 }
 
 func (b *Backend) exists(ctx context.Context, r resolved) (bool, error) {
@@ -473,9 +499,80 @@ func (b *Backend) closeClients() {
 	if c != nil {
 		_ = c.Close()
 	}
-	if b.env != nil {
-		_ = b.env.Close()
+	for _, e := range b.pool.all() {
+		_ = e.Close()
 	}
+}
+
+// maxPerClient is how many producers (consumers) share one stream connection.
+const maxPerClient = 64
+
+// maxEnvs bounds the stream environments of a Backend. The client serialises everything an
+// environment does to open a producer or consumer (leader lookup, connect, subscribe) under
+// one mutex, so concurrent Consumer calls - D2 opens 12 at a time - and a slow broker (F2's
+// 200 ms each way) would queue; a call that finds every environment busy opens another.
+const maxEnvs = 8
+
+type envPool struct {
+	mu   sync.Mutex
+	envs []*pooledEnv
+}
+
+type pooledEnv struct {
+	env  *stream.Environment
+	busy int
+}
+
+func (p *envPool) all() []*stream.Environment {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*stream.Environment, 0, len(p.envs))
+	for _, e := range p.envs {
+		out = append(out, e.env)
+	}
+	return out
+}
+
+// withEnv runs fn with an environment no other open call is using, opening one when every
+// environment is busy and there are fewer than maxEnvs (else the least busy).
+func (b *Backend) withEnv(ctx context.Context, fn func(*stream.Environment) error) error {
+	b.pool.mu.Lock()
+	var pick *pooledEnv
+	for _, e := range b.pool.envs {
+		if pick == nil || e.busy < pick.busy {
+			pick = e
+		}
+	}
+	grow := pick.busy > 0 && len(b.pool.envs) < maxEnvs
+	pick.busy++
+	b.pool.mu.Unlock()
+	release := func(e *pooledEnv) {
+		b.pool.mu.Lock()
+		e.busy--
+		b.pool.mu.Unlock()
+	}
+	if grow {
+		env, err := runCtx(ctx, Name+": connect another stream environment", func() (*stream.Environment, error) {
+			return stream.NewEnvironment(b.opts)
+		}, func(e *stream.Environment) { _ = e.Close() })
+		if err == nil {
+			ne := &pooledEnv{env: env, busy: 1}
+			b.pool.mu.Lock()
+			closed := b.checkOpen("connect") != nil
+			if !closed {
+				b.pool.envs = append(b.pool.envs, ne)
+			}
+			b.pool.mu.Unlock()
+			if closed {
+				_ = env.Close()
+			} else {
+				release(pick)
+				pick = ne
+			}
+		}
+	}
+	defer release(pick)
+	return fn(pick.env)
 }
 
 func (b *Backend) logf(format string, args ...any) {
