@@ -134,24 +134,21 @@ func (c *consumer) open(ctx context.Context) error {
 		go c.committer()
 		return nil
 	}
-	others, deliveries, err := c.join(ctx)
+	_, deliveries, err := c.join(ctx)
 	if err != nil {
 		return err
 	}
 	go c.member(deliveries)
 	go c.committer()
-	if others == 0 {
-		// The only member: the token comes to it; return once it is active.
+	// The subscription is live once its position is stored: by this member when it is the
+	// first (it returns when active), or by whichever member got the lock first (several may
+	// join a new subscription at once, each seeing no other consumer of the lock queue).
+	for {
 		select {
 		case err := <-c.activated:
 			return err
-		case <-ctx.Done():
-			return backends.CtxErr(ctx, "wait to become the subscription's active member")
+		default:
 		}
-	}
-	// Another member is active (or about to be): the subscription exists once its position is
-	// stored, which its first member does before its Consumer returns.
-	for {
 		_, err := c.queryOffset(ctx, c.sub)
 		if err == nil {
 			return nil
@@ -163,14 +160,14 @@ func (c *consumer) open(ctx context.Context) error {
 		case err := <-c.activated:
 			return err
 		case <-ctx.Done():
-			return backends.CtxErr(ctx, "wait for the subscription's position to be stored")
+			return backends.CtxErr(ctx, "wait for the subscription's position to be stored (by its active member)")
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
 // join declares the lock queue, consumes it (prefetch 1) and publishes one token to it. It
-// returns how many members consumed it before this one.
+// returns how many members consumed it before this one (as queue.declare-ok counted them).
 func (c *consumer) join(ctx context.Context) (int, <-chan amqp091.Delivery, error) {
 	q := LockQueueName(c.r.stream, c.sub)
 	for attempt := 0; ; attempt++ {
