@@ -10,6 +10,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/memory"
 	"github.com/pubsub-conformance/harness/backends/pulsar"
 	"github.com/pubsub-conformance/harness/backends/rabbitmq"
+	"github.com/pubsub-conformance/harness/backends/rabbitmqstreams"
 	"github.com/pubsub-conformance/harness/backends/remote"
 )
 
@@ -20,6 +21,7 @@ func init() {
 	backends.Register(pulsar.Descriptor)
 	backends.Register(pulsar.PersistentDescriptor)
 	backends.Register(rabbitmq.Descriptor)
+	backends.Register(rabbitmqstreams.Descriptor)
 	// Out-of-process adapters: backends/remote/declare.go and the user's PUBSUB_ADAPTER_<NAME>.
 	// An invalid user declaration is kept for the suite to report as one line.
 	AdapterError = remote.Register()

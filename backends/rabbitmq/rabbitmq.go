@@ -34,8 +34,8 @@
 //     tool for replay is a stream (x-queue-type=stream, x-stream-offset=first), but a stream
 //     has no competing consumers and no per-message acknowledgement over AMQP 0-9-1 (a
 //     consumer's acks are credit, not a stored position), and the stream protocol's offset
-//     tracking needs rabbitmq-stream-go-client, which does not resolve here: one RabbitMQ
-//     object cannot be both. This backend keeps the work-queue semantics (shared
+//     tracking needs the stream protocol's client: one RabbitMQ object cannot be both
+//     (backends/rabbitmqstreams combines a stream, stored offsets and a lock queue). This backend keeps the work-queue semantics (shared
 //     subscriptions, acks, nack, redelivery) and so fails the specs that replay a topic's past
 //     to a new subscription (D6, T2, L2, L3): what TrustGraph's design note calls "Gaps: None
 //     significant" is this one.
