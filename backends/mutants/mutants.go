@@ -176,7 +176,7 @@ func Check() error {
 func init() {
 	for _, vs := range [][]Variant{
 		ackVariants, contractVariants, faultVariants, latencyVariants, decoratorVariants, nemesisVariants, workloadVariants,
-		memoryVariants, kafkaVariants, rabbitmqVariants, pulsarVariants,
+		memoryVariants, kafkaVariants, rabbitmqVariants, pulsarVariants, rabbitmqStreamsVariants,
 	} {
 		Register(vs...)
 	}
