@@ -48,6 +48,17 @@ func init() {
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
 		Adapter{
+			Name: "trustgraph-pulsar-patched",
+			Description: "TrustGraph's AsyncPulsarBackend, trustgraph-base 2.11.1's sdist with " + PatchDir +
+				"/async_pulsar_backend.patch applied (docs/trustgraph.md), installed as TRUSTGRAPH_SOURCE installs a working copy",
+			Broker:       "pulsar",
+			OptIn:        true, // the fixed column; run by name
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "pulsar"},
+			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+			Patch:        PatchDir + "/async_pulsar_backend.patch",
+			Source:       "trustgraph-base 2.11.1 sdist + " + PatchDir + "/async_pulsar_backend.patch",
+		},
+		Adapter{
 			Name: "trustgraph-rabbitmq",
 			Description: "TrustGraph's AsyncRabbitMQBackend (aio-pika), trustgraph-base 2.11.1, built by " +
 				"its get_async_pubsub factory from the RABBITMQ_* settings",
