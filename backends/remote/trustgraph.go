@@ -68,6 +68,17 @@ func init() {
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
 		Adapter{
+			Name: "trustgraph-rabbitmq-patched",
+			Description: "TrustGraph's AsyncRabbitMQBackend, trustgraph-base 2.11.1's sdist with " + PatchDir +
+				"/async_rabbitmq_backend.patch applied (docs/trustgraph.md), installed as TRUSTGRAPH_SOURCE installs a working copy",
+			Broker:       "rabbitmq",
+			OptIn:        true, // the fixed column; run by name
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "rabbitmq"},
+			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+			Patch:        PatchDir + "/async_rabbitmq_backend.patch",
+			Source:       "trustgraph-base 2.11.1 sdist + " + PatchDir + "/async_rabbitmq_backend.patch",
+		},
+		Adapter{
 			Name: "trustgraph-kafka-sync",
 			Description: "TrustGraph's synchronous KafkaBackend (confluent-kafka), trustgraph-base 2.8.1, the " +
 				"last release that ships it, built by its get_pubsub factory from the KAFKA_* settings",
