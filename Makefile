@@ -86,10 +86,11 @@ GOTESTSUM  ?= $(GO) tool gotestsum
 #   java, mvn: the local brokers (JVMs from Maven jars); gcc, libc headers: the Kafka client's
 #   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
 #   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache);
-#   rabbitmq-server: the local RabbitMQ (an Erlang child process, fixtures/rabbitmq).
+#   rabbitmq-server: the local RabbitMQ (an Erlang child process, fixtures/rabbitmq); patch: the
+#   trustgraph-*-patched columns apply patches/trustgraph-base-*/ to the released sdist.
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
                chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv \
-               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server
+               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server patch=patch
 
 all: test
 
@@ -201,8 +202,8 @@ suite-bin: setup $(SUITE_BIN)
 proto:
 	sh proto/gen.sh
 
-# TRUSTGRAPH_SOURCE=<dir>: the async TrustGraph adapters (trustgraph-kafka, -kafka-fixed,
-# -pulsar) test that working copy (a trustgraph checkout or a trustgraph-base source tree,
+# TRUSTGRAPH_SOURCE=<dir>: the async TrustGraph adapters (trustgraph-kafka, -pulsar) test that
+# working copy (a trustgraph checkout or a trustgraph-base source tree,
 # installed editable over the pinned release in a virtualenv of its own) instead of the pinned
 # trustgraph-base; made absolute here, so a relative path is from the directory make runs in.
 ifneq ($(strip $(TRUSTGRAPH_SOURCE)),)
@@ -321,7 +322,7 @@ warm: setup
 ## against: the last run of BACKENDS beside an accepted column of ci/baseline.yaml: what
 ## improved and what regressed (the gate's own comparison; exit 1 on a regression at
 ## GATE_LEVEL). AGAINST=<baseline column> (default: each backend's own), e.g.
-## make against BACKENDS=trustgraph-kafka-fixed AGAINST=trustgraph-kafka.
+## make against BACKENDS=trustgraph-kafka-patched AGAINST=trustgraph-kafka.
 AGAINST ?=
 against:
 	$(GO) run ./reports/cmd/compare -quiet -md "" -html "" -bench "" -still-failing -gate ci/baseline.yaml -gate-level=$(GATE_LEVEL) \

@@ -46,6 +46,10 @@ type Adapter struct {
 	// virtualenv (keyed by them too, see VenvWith): "-e /src/trustgraph-base" tests a working
 	// copy over the pinned release.
 	Pip []string
+	// Patch is a patch (relative to the repository root) applied to TrustGraphRelease's sdist,
+	// whose patched tree is installed editable after Requirements and Pip, as TRUSTGRAPH_SOURCE
+	// installs a working copy (patched.go).
+	Patch string
 	// Source describes the code under test when it is not the pinned release (a working copy:
 	// its path, git commit and dirty state); the run's meta and each Backend's transcript
 	// record it.

@@ -152,10 +152,10 @@ func TestTrustGraphSource(t *testing.T) {
 	}
 	// The async adapters take the working copy; trustgraph-kafka-sync keeps its release (2.8.1's
 	// KafkaBackend is gone from newer sources), and so does every other adapter.
-	async := []string{"trustgraph-kafka", "trustgraph-kafka-fixed", "trustgraph-pulsar"}
+	async := []string{"trustgraph-kafka", "trustgraph-pulsar"}
 	for _, a := range ads {
 		switched := slices.Contains(async, a.Name)
-		if switched != (a.Source != "") || switched != slices.Contains(a.Pip, base) {
+		if switched != strings.Contains(a.Source, "working copy") || switched != slices.Contains(a.Pip, base) {
 			t.Fatalf("%s: source %q pip %v", a.Name, a.Source, a.Pip)
 		}
 	}

@@ -79,7 +79,11 @@ func Prepare(ctx context.Context, ad Adapter) error {
 	if len(ad.Requirements) == 0 {
 		return nil
 	}
-	_, err := VenvWith(ctx, ad.Requirements, ad.Pip)
+	pip, err := pipArgs(ctx, ad)
+	if err != nil {
+		return err
+	}
+	_, err = VenvWith(ctx, ad.Requirements, pip)
 	return err
 }
 
@@ -137,7 +141,11 @@ func argvEnv(ctx context.Context, ad Adapter, settings map[string]string) ([]str
 	}
 	if uses {
 		if len(ad.Requirements) > 0 {
-			p, err := VenvWith(ctx, ad.Requirements, ad.Pip)
+			pip, err := pipArgs(ctx, ad)
+			if err != nil {
+				return nil, nil, err
+			}
+			p, err := VenvWith(ctx, ad.Requirements, pip)
 			if err != nil {
 				return nil, nil, fmt.Errorf("adapter %s: %w", ad.Name, err)
 			}

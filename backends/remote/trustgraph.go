@@ -28,13 +28,15 @@ func init() {
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
 		Adapter{
-			Name: "trustgraph-kafka-fixed",
-			Description: "TrustGraph's AsyncKafkaBackend (trustgraph-base 2.11.1) with our fixes: subclasses " +
-				"overriding only its broken methods (trustgraph_adapters/kafka_fixes.py, docs/trustgraph-kafka-fixes.md)",
+			Name: "trustgraph-kafka-patched",
+			Description: "TrustGraph's AsyncKafkaBackend, trustgraph-base 2.11.1's sdist with " + PatchDir +
+				"/async_kafka_backend.patch applied (docs/trustgraph.md), installed as TRUSTGRAPH_SOURCE installs a working copy",
 			Broker:       "kafka",
-			OptIn:        true, // proves the fixes; run by name
-			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "kafka-fixed"},
+			OptIn:        true, // the fixed column; run by name
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "kafka"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+			Patch:        PatchDir + "/async_kafka_backend.patch",
+			Source:       "trustgraph-base 2.11.1 sdist + " + PatchDir + "/async_kafka_backend.patch",
 		},
 		Adapter{
 			Name: "trustgraph-pulsar",
@@ -46,6 +48,17 @@ func init() {
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
 		},
 		Adapter{
+			Name: "trustgraph-pulsar-patched",
+			Description: "TrustGraph's AsyncPulsarBackend, trustgraph-base 2.11.1's sdist with " + PatchDir +
+				"/async_pulsar_backend.patch applied (docs/trustgraph.md), installed as TRUSTGRAPH_SOURCE installs a working copy",
+			Broker:       "pulsar",
+			OptIn:        true, // the fixed column; run by name
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "pulsar"},
+			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+			Patch:        PatchDir + "/async_pulsar_backend.patch",
+			Source:       "trustgraph-base 2.11.1 sdist + " + PatchDir + "/async_pulsar_backend.patch",
+		},
+		Adapter{
 			Name: "trustgraph-rabbitmq",
 			Description: "TrustGraph's AsyncRabbitMQBackend (aio-pika), trustgraph-base 2.11.1, built by " +
 				"its get_async_pubsub factory from the RABBITMQ_* settings",
@@ -53,6 +66,17 @@ func init() {
 			OptIn:        true, // TrustGraph's known failures are results, not make test failures
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "rabbitmq"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+		},
+		Adapter{
+			Name: "trustgraph-rabbitmq-patched",
+			Description: "TrustGraph's AsyncRabbitMQBackend, trustgraph-base 2.11.1's sdist with " + PatchDir +
+				"/async_rabbitmq_backend.patch applied (docs/trustgraph.md), installed as TRUSTGRAPH_SOURCE installs a working copy",
+			Broker:       "rabbitmq",
+			OptIn:        true, // the fixed column; run by name
+			Command:      []string{"{python}", "-m", "trustgraph_adapters.async_adapter", "rabbitmq"},
+			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.11.1.txt"},
+			Patch:        PatchDir + "/async_rabbitmq_backend.patch",
+			Source:       "trustgraph-base 2.11.1 sdist + " + PatchDir + "/async_rabbitmq_backend.patch",
 		},
 		Adapter{
 			Name: "trustgraph-kafka-sync",
@@ -73,7 +97,7 @@ const SourceEnv = "TRUSTGRAPH_SOURCE"
 // sourceAdapters are the shipped adapters a working copy replaces the pinned trustgraph-base
 // of: the async ones (trustgraph-kafka-sync needs 2.8.1's KafkaBackend, which newer sources no
 // longer have).
-var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-kafka-fixed", "trustgraph-pulsar"}
+var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-pulsar"}
 
 // withTrustGraphSource switches the async TrustGraph adapters of ads to the working copy named
 // by TRUSTGRAPH_SOURCE (see TrustGraphSource) when it is set: the pinned requirements, then

@@ -170,13 +170,13 @@ class Backend(common.TopicAdmin, pubsub_adapter.Backend):
             raise common.translate(e, "backend.close") from e
 
 
-def make_factory(kind: str, fixed: bool = False):
+def make_factory(kind: str):
     common.install_log_capture()
 
     async def factory(config: Config) -> Backend:
         from trustgraph.base.pubsub import get_async_pubsub
 
-        print(f"{config.name}: code under test: {common.code_under_test(fixed)}", file=sys.stderr, flush=True)
+        print(f"{config.name}: code under test: {common.code_under_test()}", file=sys.stderr, flush=True)
 
         params = common.factory_params(kind, config.settings)
         if kind == "pulsar":
@@ -184,18 +184,6 @@ def make_factory(kind: str, fixed: bool = False):
 
             admin, token = deployment.settings_admin(config.settings)
             await asyncio.to_thread(deployment.ensure_pulsar_topology, admin, token, config.name)
-        if fixed:
-            # trustgraph-kafka-fixed: our subclasses of TrustGraph's classes (kafka_fixes.py),
-            # given the arguments get_async_pubsub passes to AsyncKafkaBackend.
-            from .kafka_fixes import FixedAsyncKafkaBackend
-
-            print(f"{config.name}: FixedAsyncKafkaBackend({common.describe(params)})", file=sys.stderr, flush=True)
-            try:
-                b = FixedAsyncKafkaBackend(**{k[len("kafka_"):]: v for k, v in params.items()
-                                              if k.startswith("kafka_")})
-            except Exception as e:  # noqa: BLE001
-                raise common.translate(e, "FixedAsyncKafkaBackend") from e
-            return Backend(kind, config, b)
         print(f"{config.name}: get_async_pubsub({common.describe(params)})", file=sys.stderr, flush=True)
         try:
             b = get_async_pubsub(**params)
@@ -208,13 +196,12 @@ def make_factory(kind: str, fixed: bool = False):
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0] not in ("kafka", "pulsar", "rabbitmq", "kafka-fixed"):
-        print("usage: python -m trustgraph_adapters.async_adapter kafka|pulsar|rabbitmq|kafka-fixed", file=sys.stderr)
+    if len(argv) != 1 or argv[0] not in ("kafka", "pulsar", "rabbitmq"):
+        print("usage: python -m trustgraph_adapters.async_adapter kafka|pulsar|rabbitmq", file=sys.stderr)
         sys.exit(2)
-    fixed = argv[0] == "kafka-fixed"
-    kind = "kafka" if fixed else argv[0]
-    pubsub_adapter.serve(make_factory(kind, fixed), name=f"trustgraph-{argv[0]}",
-                         version=common.code_under_test(fixed))
+    kind = argv[0]
+    pubsub_adapter.serve(make_factory(kind), name=f"trustgraph-{kind}",
+                         version=common.code_under_test())
 
 
 if __name__ == "__main__":
