@@ -9,24 +9,28 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/fixtures/brokertest"
 )
 
-// The integration tests run against the broker in the RABBITMQ_* environment (make warm's
-// env file, or PUBSUB_BROKERS=external settings) and skip without RABBITMQ_STREAM_PORT.
+// The integration tests run against a real RabbitMQ broker shared by this package's tests,
+// started once through fixtures in TestMain (fixtures/brokertest; RABBITMQ_HOST points them at
+// an external broker instead, which must have the stream plugin). The shared conformance suite
+// is the full proof; these cover the stream client's mechanics close to the code.
+var sharedRabbit = brokertest.Shared(fixtures.RabbitMQ)
+
+func TestMain(m *testing.M) { os.Exit(brokertest.Main(m)) }
+
 func open(t *testing.T) backends.Backend {
 	t.Helper()
-	if os.Getenv("RABBITMQ_STREAM_PORT") == "" || os.Getenv("RABBITMQ_HOST") == "" {
-		t.Skip("RABBITMQ_HOST and RABBITMQ_STREAM_PORT are not set: no broker for the integration tests")
-	}
-	s := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "RABBITMQ_") {
-			s[k] = v
-		}
+	ep := sharedRabbit.Endpoints(t)
+	broker := ep.Settings()
+	if ep.Provider == "external" {
+		broker = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := New(ctx, backends.Config{Backend: Name, Settings: s, Log: testLog{t}})
+	b, err := New(ctx, backends.Config{Backend: Name, Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker), Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
