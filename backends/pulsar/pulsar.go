@@ -526,7 +526,8 @@ func (b *Backend) logf(format string, args ...any) {
 // runCtx runs fn, which cannot take a ctx (the client's blocking calls), and returns when it
 // finishes or when ctx ends, whichever is first. When ctx wins, fn keeps running (bounded by
 // the client's operation timeout) and cleanup, if given, receives its late result so nothing
-// it created leaks.
+// it created leaks. Unlike backends.RunCtx it starts fn even when ctx has ended already, so a
+// Close given a spent ctx still closes the client's producer or consumer in the background.
 func runCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
 	type res struct {
 		v   T

@@ -118,7 +118,7 @@ func (c *consumer) subscribe(ctx context.Context) (<-chan amqp.Delivery, error) 
 		ch *amqp.Channel
 		d  <-chan amqp.Delivery
 	}
-	r, err := runCtx(ctx, "rabbitmq: declare, bind and consume "+c.queue, func() (res, error) {
+	r, err := backends.RunCtx(ctx, "rabbitmq: declare, bind and consume "+c.queue, func() (res, error) {
 		_, err := ch.QueueDeclare(c.queue, c.durable, false, false, false, c.args)
 		if isCode(err, amqp.PreconditionFailed) {
 			// The queue exists with other arguments (another retention, TrustGraph's own
@@ -358,7 +358,7 @@ func (c *consumer) Close(ctx context.Context) error {
 		delete(c.b.consumers, c)
 		c.b.mu.Unlock()
 		what := "rabbitmq: close consumer on " + c.queue
-		_, err := runCtx(ctx, what, func() (struct{}, error) {
+		_, err := backends.RunCtx(ctx, what, func() (struct{}, error) {
 			c.closeChannel()
 			return struct{}{}, nil
 		}, nil)
@@ -442,7 +442,7 @@ func (b *barrier) wait(ctx context.Context, ch *amqp.Channel, seq uint64, prefet
 		b.inFlight = done
 		b.mu.Unlock()
 
-		_, err := runCtx(ctx, "basic.qos", func() (struct{}, error) { return struct{}{}, ch.Qos(prefetch, 0, false) }, nil)
+		_, err := backends.RunCtx(ctx, "basic.qos", func() (struct{}, error) { return struct{}{}, ch.Qos(prefetch, 0, false) }, nil)
 
 		b.mu.Lock()
 		if err == nil && upTo > b.proven {

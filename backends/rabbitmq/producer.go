@@ -65,7 +65,7 @@ func (p *producer) channel(ctx context.Context) (*amqp.Channel, error) {
 		return nil, err
 	}
 	if p.confirm {
-		if _, err := runCtx(ctx, "rabbitmq: confirm.select", func() (struct{}, error) { return struct{}{}, ch.Confirm(false) },
+		if _, err := backends.RunCtx(ctx, "rabbitmq: confirm.select", func() (struct{}, error) { return struct{}{}, ch.Confirm(false) },
 			nil); err != nil {
 			go ch.Close()
 			if ctx.Err() != nil {
@@ -148,7 +148,7 @@ func (p *producer) Close(ctx context.Context) error {
 		p.b.mu.Lock()
 		delete(p.b.producers, p)
 		p.b.mu.Unlock()
-		_, p.closeErr = runCtx(ctx, "rabbitmq: close producer on "+p.r.exchange, func() (struct{}, error) {
+		_, p.closeErr = backends.RunCtx(ctx, "rabbitmq: close producer on "+p.r.exchange, func() (struct{}, error) {
 			p.closeChannel()
 			return struct{}{}, nil
 		}, nil)

@@ -213,7 +213,7 @@ func (b *Backend) connection(ctx context.Context) (*amqp.Connection, error) {
 		},
 	}
 	what := "rabbitmq: connect to " + b.addr()
-	c, err := runCtx(ctx, what, func() (*amqp.Connection, error) { return amqp.DialConfig(b.url, conf) },
+	c, err := backends.RunCtx(ctx, what, func() (*amqp.Connection, error) { return amqp.DialConfig(b.url, conf) },
 		func(c *amqp.Connection) { _ = c.Close() })
 	if err != nil {
 		if ctx.Err() != nil {
@@ -242,7 +242,7 @@ func (b *Backend) channel(ctx context.Context) (*amqp.Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := runCtx(ctx, "rabbitmq: open channel", c.Channel, func(ch *amqp.Channel) { _ = ch.Close() })
+	ch, err := backends.RunCtx(ctx, "rabbitmq: open channel", c.Channel, func(ch *amqp.Channel) { _ = ch.Close() })
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -259,7 +259,7 @@ func (b *Backend) withChannel(ctx context.Context, what string, fn func(*amqp.Ch
 	if err != nil {
 		return err
 	}
-	_, err = runCtx(ctx, what, func() (struct{}, error) {
+	_, err = backends.RunCtx(ctx, what, func() (struct{}, error) {
 		defer func() { _ = ch.Close() }()
 		return struct{}{}, fn(ch)
 	}, nil)
@@ -455,7 +455,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	for _, c := range cs {
 		errs = append(errs, c.Close(ctx))
 	}
-	_, err := runCtx(ctx, "rabbitmq: close connection", func() (struct{}, error) {
+	_, err := backends.RunCtx(ctx, "rabbitmq: close connection", func() (struct{}, error) {
 		b.closeConn()
 		return struct{}{}, nil
 	}, nil)
@@ -497,38 +497,6 @@ func (b *Backend) Kill() {
 func (b *Backend) logf(format string, args ...any) {
 	if b.cfg.Log != nil {
 		fmt.Fprintf(b.cfg.Log, format+"\n", args...)
-	}
-}
-
-// runCtx runs fn, which cannot take a ctx (the client's blocking calls), and returns when it
-// finishes or when ctx ends, whichever is first. When ctx wins, fn keeps running (bounded by
-// the connection's heartbeat) and cleanup, if given, receives its late result.
-func runCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
-	type res struct {
-		v   T
-		err error
-	}
-	if ctx.Err() != nil {
-		var zero T
-		return zero, backends.CtxErr(ctx, what)
-	}
-	ch := make(chan res, 1)
-	go func() {
-		v, err := fn()
-		ch <- res{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		go func() {
-			r := <-ch
-			if r.err == nil && cleanup != nil {
-				cleanup(r.v)
-			}
-		}()
-		var zero T
-		return zero, backends.CtxErr(ctx, what)
 	}
 }
 

@@ -179,7 +179,7 @@ func (c *consumer) join(ctx context.Context) (int, <-chan amqp091.Delivery, erro
 			n int
 			d <-chan amqp091.Delivery
 		}
-		r, err := runCtx(ctx, "join lock queue "+q, func() (res, error) {
+		r, err := backends.RunCtx(ctx, "join lock queue "+q, func() (res, error) {
 			dq, err := ch.QueueDeclare(q, false, true, false, false, amqp091.Table{
 				"x-single-active-consumer": true, "x-max-length": int64(1), "x-overflow": "drop-head"})
 			if err != nil {
@@ -457,7 +457,7 @@ func (c *consumer) publishMarker(ctx context.Context) error {
 		}
 		defer func() { go ch.Close() }()
 	}
-	_, err := runCtx(ctx, "publish the position marker", func() (struct{}, error) {
+	_, err := backends.RunCtx(ctx, "publish the position marker", func() (struct{}, error) {
 		if err := ch.Confirm(false); err != nil {
 			return struct{}{}, err
 		}
@@ -916,7 +916,7 @@ func (c *consumer) Close(ctx context.Context) error {
 		sc := c.endGen()
 		c.active = false
 		c.mu.Unlock()
-		_, cerr := runCtx(ctx, Name+": close consumer on "+c.r.stream, func() (struct{}, error) {
+		_, cerr := backends.RunCtx(ctx, Name+": close consumer on "+c.r.stream, func() (struct{}, error) {
 			if sc != nil {
 				_ = sc.Close()
 			}

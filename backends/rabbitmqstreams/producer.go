@@ -203,7 +203,7 @@ func (p *producer) Close(ctx context.Context) error {
 		p.b.mu.Lock()
 		delete(p.b.producers, p)
 		p.b.mu.Unlock()
-		_, p.closeErr = runCtx(ctx, Name+": close producer on "+p.r.stream, func() (struct{}, error) {
+		_, p.closeErr = backends.RunCtx(ctx, Name+": close producer on "+p.r.stream, func() (struct{}, error) {
 			p.closeClient()
 			return struct{}{}, nil
 		}, nil)

@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		// for missed heartbeats meanwhile); 0 leaves them to the kernel's autotuning.
 		SetReadBuffer(0).SetWriteBuffer(0)
 	what := Name + ": connect to stream port " + b.streamAddr()
-	env, err := runCtx(ctx, what, func() (*stream.Environment, error) { return stream.NewEnvironment(opts) },
+	env, err := backends.RunCtx(ctx, what, func() (*stream.Environment, error) { return stream.NewEnvironment(opts) },
 		func(e *stream.Environment) { _ = e.Close() })
 	if err != nil {
 		if ctx.Err() != nil {
@@ -287,7 +287,7 @@ func (b *Backend) connection(ctx context.Context) (*amqp.Connection, error) {
 		},
 	}
 	what := Name + ": connect to " + b.amqpAddr()
-	c, err := runCtx(ctx, what, func() (*amqp.Connection, error) { return amqp.DialConfig(u.String(), conf) },
+	c, err := backends.RunCtx(ctx, what, func() (*amqp.Connection, error) { return amqp.DialConfig(u.String(), conf) },
 		func(c *amqp.Connection) { _ = c.Close() })
 	if err != nil {
 		if ctx.Err() != nil {
@@ -311,7 +311,7 @@ func (b *Backend) channel(ctx context.Context) (*amqp.Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := runCtx(ctx, Name+": open channel", c.Channel, func(ch *amqp.Channel) { _ = ch.Close() })
+	ch, err := backends.RunCtx(ctx, Name+": open channel", c.Channel, func(ch *amqp.Channel) { _ = ch.Close() })
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -344,7 +344,7 @@ func resolve(topic string) (resolved, error) {
 // again every retryEvery within ctx.
 func (b *Backend) call(ctx context.Context, what string, fn func() error) error {
 	for {
-		_, err := runCtx(ctx, what, func() (struct{}, error) { return struct{}{}, fn() }, nil)
+		_, err := backends.RunCtx(ctx, what, func() (struct{}, error) { return struct{}{}, fn() }, nil)
 		if transient(err) && ctx.Err() == nil {
 			select {
 			case <-time.After(retryEvery):
@@ -483,7 +483,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	for _, c := range cs {
 		errs = append(errs, c.Close(ctx))
 	}
-	_, err := runCtx(ctx, Name+": close connections", func() (struct{}, error) {
+	_, err := backends.RunCtx(ctx, Name+": close connections", func() (struct{}, error) {
 		b.closeClients()
 		return struct{}{}, nil
 	}, nil)
@@ -552,7 +552,7 @@ func (b *Backend) withEnv(ctx context.Context, fn func(*stream.Environment) erro
 		b.pool.mu.Unlock()
 	}
 	if grow {
-		env, err := runCtx(ctx, Name+": connect another stream environment", func() (*stream.Environment, error) {
+		env, err := backends.RunCtx(ctx, Name+": connect another stream environment", func() (*stream.Environment, error) {
 			return stream.NewEnvironment(b.opts)
 		}, func(e *stream.Environment) { _ = e.Close() })
 		if err == nil {
@@ -578,37 +578,6 @@ func (b *Backend) withEnv(ctx context.Context, fn func(*stream.Environment) erro
 func (b *Backend) logf(format string, args ...any) {
 	if b.cfg.Log != nil {
 		fmt.Fprintf(b.cfg.Log, format+"\n", args...)
-	}
-}
-
-// runCtx runs fn, which takes no ctx, and returns when it finishes or ctx ends; cleanup gets
-// a late result.
-func runCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
-	type res struct {
-		v   T
-		err error
-	}
-	if ctx.Err() != nil {
-		var zero T
-		return zero, backends.CtxErr(ctx, what)
-	}
-	ch := make(chan res, 1)
-	go func() {
-		v, err := fn()
-		ch <- res{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		go func() {
-			r := <-ch
-			if r.err == nil && cleanup != nil {
-				cleanup(r.v)
-			}
-		}()
-		var zero T
-		return zero, backends.CtxErr(ctx, what)
 	}
 }
 
