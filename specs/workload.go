@@ -315,6 +315,9 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 	}
 	replayed := make([]programRun, len(ws.corpus))
 	scheds, lefts := make([]workload.Schedule, len(ws.corpus)), make([]workload.Schedule, len(ws.corpus))
+	// replayedFailure: each kind of failure a corpus entry showed in this run, and the first
+	// entry that did.
+	replayedFailure := map[workload.Failure]string{}
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, parallel)
 	for i, e := range ws.corpus {
@@ -341,6 +344,9 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 			continue
 		}
 		failedEntries = append(failedEntries, e.Name)
+		if _, seen := replayedFailure[f]; !seen {
+			replayedFailure[f] = e.Name
+		}
 		attach("corpus entry "+e.File(), pr)
 		known := slices.ContainsFunc(e.Failed, func(r workload.Failed) bool { return r.Backend == env.Backend && r.Failure == f.String() })
 		record := "this backend's failure is in the entry already"
@@ -379,6 +385,17 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 			continue
 		}
 		attach(fmt.Sprintf("seed %d", seed), pr)
+		reproduce := run(fmt.Sprintf("%s=none %s=%d", workloadCorpusEnv, workloadSeedEnv, seed))
+		if entry, seen := replayedFailure[want]; seen {
+			// A corpus entry failed the same way in this run: the entry is the reproduction at
+			// hand (its file has its shrunk form), and shrinking this program (up to the shrink
+			// budget, two minutes of a failing backend's receive windows) would add nothing to
+			// the verdict. Replayed alone, without the corpus, the seed is shrunk.
+			failures = append(failures, fmt.Sprintf("%s: workload program of seed %d on %s (%d steps): %s%s\n\nprogram: %s\n\nnot shrunk: corpus entry %s failed the same way (%s) in this run; to shrink this program, reproduce it alone (the corpus is not replayed then, and the failure is shrunk)\n\nkeep it in the corpus (every run replays it then): %s\n\nreproduce: %s",
+				id, seed, env.Backend, len(prog), pr.what(), under(sched, pr), prog, entry, want,
+				add(seed, prog, sched, want, nil), reproduce))
+			break
+		}
 		// Shrink on the same backend, under the same schedule (a fault whose step was cut
 		// away starts before the drain): a candidate is kept only when it fails the same
 		// way (workload.Failure: the same first anomaly class; or the same step kind, call
@@ -391,8 +408,7 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 		}, ws.shrinkBudget)
 		failures = append(failures, fmt.Sprintf("%s: workload program of seed %d on %s (%d steps): %s%s\n\nprogram: %s\n\nshrunk (%d runs within %s) to %d steps that fail the same way (%s): %s\n\nkeep it in the corpus (every run replays it then): %s\n\nreproduce: %s",
 			id, seed, env.Backend, len(prog), pr.what(), under(sched, pr), prog, tries, ws.shrinkBudget, len(small), want, small,
-			add(seed, prog, sched, want, small),
-			run(fmt.Sprintf("%s=none %s=%d", workloadCorpusEnv, workloadSeedEnv, seed))))
+			add(seed, prog, sched, want, small), reproduce))
 		break
 	}
 	took := time.Since(start)
