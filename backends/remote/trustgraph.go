@@ -96,9 +96,9 @@ func init() {
 const SourceEnv = "TRUSTGRAPH_SOURCE"
 
 // sourceAdapters are the shipped adapters a working copy replaces the pinned trustgraph-base
-// of: the async ones (trustgraph-kafka-sync needs 2.8.1's KafkaBackend, which newer sources no
-// longer have).
-var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-pulsar"}
+// of: the async ones, one per family the patches fix (trustgraph-kafka-sync needs 2.8.1's
+// KafkaBackend, which newer sources no longer have).
+var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-pulsar", "trustgraph-rabbitmq"}
 
 // withTrustGraphSource switches the async TrustGraph adapters of ads to the working copy named
 // by TRUSTGRAPH_SOURCE (see TrustGraphSource) when it is set: the pinned requirements, then
