@@ -202,7 +202,7 @@ suite-bin: setup $(SUITE_BIN)
 proto:
 	sh proto/gen.sh
 
-# TRUSTGRAPH_SOURCE=<dir>: the async TrustGraph adapters (trustgraph-kafka, -pulsar) test that
+# TRUSTGRAPH_SOURCE=<dir>: the async TrustGraph adapters (trustgraph-kafka, -pulsar, -rabbitmq) test that
 # working copy (a trustgraph checkout or a trustgraph-base source tree,
 # installed editable over the pinned release in a virtualenv of its own) instead of the pinned
 # trustgraph-base; made absolute here, so a relative path is from the directory make runs in.

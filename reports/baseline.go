@@ -56,7 +56,21 @@ func (a Accepted) MarshalYAML() (any, error) {
 // Baseline is ci/baseline.yaml: the accepted result per backend and spec ID. Written by
 // people (or by compare -write-baseline) and read by the gate once per pipeline run.
 type Baseline struct {
+	// Legacy names baseline backends whose code no current release ships (TrustGraph's
+	// synchronous KafkaBackend of 2.8.1): their accepted results gate a run that names them,
+	// but no CI template runs them and -all-backends does not require them.
+	Legacy   []string                       `yaml:"legacy,omitempty"`
 	Backends map[string]map[string]Accepted `yaml:"backends"`
+}
+
+// IsLegacy reports whether label is one of b.Legacy.
+func (b *Baseline) IsLegacy(label string) bool {
+	for _, l := range b.Legacy {
+		if l == label {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadBaseline reads and validates a baseline file; errors name the file.
@@ -73,6 +87,11 @@ func ReadBaseline(path string) (*Baseline, error) {
 	}
 	if len(b.Backends) == 0 {
 		return nil, fmt.Errorf("%s: baseline has no backends: expected `backends: {kafka: {D1: pass, ...}}`", path)
+	}
+	for _, l := range b.Legacy {
+		if b.Backends[l] == nil {
+			return nil, fmt.Errorf("%s: legacy backend %q has no accepted results under backends", path, l)
+		}
 	}
 	return &b, nil
 }
@@ -99,6 +118,7 @@ func (b *Baseline) IDs() []string {
 func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 	b := &Baseline{Backends: map[string]map[string]Accepted{}}
 	if prev != nil {
+		b.Legacy = append([]string(nil), prev.Legacy...)
 		for label, specs := range prev.Backends {
 			if m.Backend(label) == nil {
 				b.Backends[label] = specs
@@ -344,6 +364,12 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 					Detail: "a broker release's column: make versions runs it"})
 				continue
 			}
+			if b.IsLegacy(label) && !selected[label] && !want[label] {
+				// Code no current release ships: run by name only, never required.
+				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,
+					Detail: "legacy (the baseline's legacy list): run only when named"})
+				continue
+			}
 			if selected != nil && !selected[label] && !want[label] && !o.AllBackends {
 				runs := make([]string, 0, len(selected))
 				for s := range selected {
@@ -475,5 +501,14 @@ func (b *Baseline) node() *yaml.Node {
 		}
 		backends.Content = append(backends.Content, str(l), specs)
 	}
-	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("backends"), backends}}
+	doc := &yaml.Node{Kind: yaml.MappingNode}
+	if len(b.Legacy) > 0 {
+		legacy := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, l := range b.Legacy {
+			legacy.Content = append(legacy.Content, str(l))
+		}
+		doc.Content = append(doc.Content, str("legacy"), legacy)
+	}
+	doc.Content = append(doc.Content, str("backends"), backends)
+	return doc
 }

@@ -26,6 +26,9 @@ func TestPipelineFiles(t *testing.T) {
 			releases[name+"@"+rel] = true
 			continue
 		}
+		if base.IsLegacy(b) { // code no current release ships: run by name, in no template
+			continue
+		}
 		accepted = append(accepted, b)
 	}
 	sort.Strings(accepted)
@@ -74,7 +77,7 @@ func TestPipelineFiles(t *testing.T) {
 			}
 			sort.Strings(backends)
 			if !slices.Equal(backends, accepted) {
-				t.Errorf("matrix runs %v, the baseline accepts %v: the gate would report missing backends", backends, accepted)
+				t.Errorf("matrix runs %v, the baseline accepts %v (legacy ones left out): the gate would report missing backends", backends, accepted)
 			}
 			text := string(raw)
 			if !strings.Contains(text, tt.junitKept) {

@@ -102,6 +102,18 @@ func TestGateSelectionAndLevel(t *testing.T) {
 			t.Errorf("%+v: %v", o, k)
 		}
 	}
+	// A legacy backend is never required, not even by -all-backends; named, it is.
+	legacy := *b
+	legacy.Legacy = []string{"trustgraph-kafka"}
+	if k := kinds(GateWith(m, &legacy, GateOptions{AllBackends: true})); k["trustgraph-kafka *"] != NotSelected {
+		t.Errorf("legacy, all backends: %v", k)
+	}
+	if k := kinds(GateWith(m, &legacy, GateOptions{Only: []string{"trustgraph-kafka"}})); k["trustgraph-kafka *"] != Missing {
+		t.Errorf("legacy, named: %v", k)
+	}
+	if nb := FromMatrix(m, &legacy); !nb.IsLegacy("trustgraph-kafka") {
+		t.Errorf("FromMatrix dropped the legacy list: %v", nb.Legacy)
+	}
 	// Without selection in the meta (a foreign or older report) a backend without a report is missing.
 	runs := levelRuns()
 	runs[0].Meta.Selected, runs[1].Meta.Selected = nil, nil

@@ -152,7 +152,7 @@ func TestTrustGraphSource(t *testing.T) {
 	}
 	// The async adapters take the working copy; trustgraph-kafka-sync keeps its release (2.8.1's
 	// KafkaBackend is gone from newer sources), and so does every other adapter.
-	async := []string{"trustgraph-kafka", "trustgraph-pulsar"}
+	async := []string{"trustgraph-kafka", "trustgraph-pulsar", "trustgraph-rabbitmq"}
 	for _, a := range ads {
 		switched := slices.Contains(async, a.Name)
 		if switched != strings.Contains(a.Source, "working copy") || switched != slices.Contains(a.Pip, base) {

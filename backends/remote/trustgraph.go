@@ -80,10 +80,11 @@ func init() {
 		},
 		Adapter{
 			Name: "trustgraph-kafka-sync",
-			Description: "TrustGraph's synchronous KafkaBackend (confluent-kafka), trustgraph-base 2.8.1, the " +
-				"last release that ships it, built by its get_pubsub factory from the KAFKA_* settings",
+			Description: "legacy, code no current release ships: TrustGraph's synchronous KafkaBackend " +
+				"(confluent-kafka) of trustgraph-base 2.8.1, deleted in 2.8.2 (current releases have only " +
+				"AsyncKafkaBackend, the trustgraph-kafka column); built by its get_pubsub factory from the KAFKA_* settings",
 			Broker:       "kafka",
-			OptIn:        true, // TrustGraph's known failures are results, not make test failures
+			OptIn:        true, // legacy code: run by name only, in no default or recommended set
 			Command:      []string{"{python}", "-m", "trustgraph_adapters.sync_adapter", "kafka"},
 			Requirements: []string{SDKRequirements, tgDir + "/requirements-trustgraph-2.8.1.txt"},
 		},
@@ -95,9 +96,9 @@ func init() {
 const SourceEnv = "TRUSTGRAPH_SOURCE"
 
 // sourceAdapters are the shipped adapters a working copy replaces the pinned trustgraph-base
-// of: the async ones (trustgraph-kafka-sync needs 2.8.1's KafkaBackend, which newer sources no
-// longer have).
-var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-pulsar"}
+// of: the async ones, one per family the patches fix (trustgraph-kafka-sync needs 2.8.1's
+// KafkaBackend, which newer sources no longer have).
+var sourceAdapters = []string{"trustgraph-kafka", "trustgraph-pulsar", "trustgraph-rabbitmq"}
 
 // withTrustGraphSource switches the async TrustGraph adapters of ads to the working copy named
 // by TRUSTGRAPH_SOURCE (see TrustGraphSource) when it is set: the pinned requirements, then

@@ -5,8 +5,9 @@ pinned by a requirements file here:
     trustgraph-kafka       async_adapter kafka     trustgraph-base 2.11.1 (AsyncKafkaBackend, aiokafka)
     trustgraph-pulsar      async_adapter pulsar    trustgraph-base 2.11.1 (AsyncPulsarBackend)
     trustgraph-rabbitmq    async_adapter rabbitmq  trustgraph-base 2.11.1 (AsyncRabbitMQBackend, aio-pika)
-    trustgraph-kafka-sync  sync_adapter kafka    trustgraph-base 2.8.1, the last release with the
-                                                 synchronous KafkaBackend (confluent-kafka)
+    trustgraph-kafka-sync  sync_adapter kafka    trustgraph-base 2.8.1's synchronous KafkaBackend
+                                                 (confluent-kafka): legacy, deleted in 2.8.2, no
+                                                 current release ships it
 
 The adapters only translate contract calls to TrustGraph's backend classes, built by
 TrustGraph's own factory (pubsub.get_async_pubsub / get_pubsub). They add no waits,

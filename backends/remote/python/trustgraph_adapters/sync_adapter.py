@@ -1,6 +1,7 @@
 """trustgraph-kafka-sync: TrustGraph's synchronous Kafka backend (KafkaBackend on
 confluent-kafka, trustgraph/base/kafka_backend.py), which trustgraph-base shipped up
-to 2.8.1 (2.8.2 on has only the aiokafka AsyncKafkaBackend).
+to 2.8.1. Legacy: 2.8.2 deleted it, so no current release ships this code (they have only
+the aiokafka AsyncKafkaBackend, the trustgraph-kafka adapter); run by name only.
 
     python -m trustgraph_adapters.sync_adapter kafka
 
