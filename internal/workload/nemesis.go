@@ -285,9 +285,9 @@ func (r *run) kill(f FaultStep) error {
 		r.tolerate(fmt.Errorf("kill: the victim's consumer on %s: %w", s.label, err))
 		return nil
 	}
-	if s.mode == backends.Shared {
-		s.changes += 2 // the victim joins, and leaves when its client is killed
-	}
+	// The victim joins, and leaves when its client is killed.
+	s.changed(time.Now(), r.openOn(s) > 0)
+	s.changed(time.Now(), r.openOn(s) > 0)
 	victim := newMember(c, s, s.label)
 	for i := range 2 {
 		ok, err := r.receive(victim, r.cfg.LongReceive)

@@ -120,6 +120,11 @@ type Config struct {
 	// NackWithin is how long the drain of an open consumer waits for a nacked message to come
 	// again (the bounded delay of C-NACK-1; A1 waits 30 s).
 	NackWithin time.Duration
+	// MoveWithin: how long after a join or close of a subscription's members the rebalance it
+	// starts may still move a delivery handed out meanwhile (C-ACK-8). A join reaches the
+	// other members at their next heartbeat or poll, and they give up partitions only then:
+	// an Ack of a delivery handed out after the join step but before that may be refused.
+	MoveWithin time.Duration
 	// Call bounds every other call (Consumer, Producer, Send, Ack, Nack, Close).
 	Call time.Duration
 	// Recover: under a nemesis schedule, the first quiet window of the drain of a consumer
@@ -138,13 +143,13 @@ type Config struct {
 // ReferenceConfig is the configuration for the in-process reference: nothing waits long there.
 func ReferenceConfig(prefix string) Config {
 	return Config{Prefix: prefix, ReceiveWithin: 20 * time.Millisecond, LongReceive: 50 * time.Millisecond, Quiet: 100 * time.Millisecond,
-		NackWithin: time.Second, Call: 10 * time.Second}
+		NackWithin: time.Second, MoveWithin: time.Second, Call: 10 * time.Second}
 }
 
 // BrokerConfig is the configuration for a real broker.
 func BrokerConfig(prefix string) Config {
 	return Config{Prefix: prefix, ReceiveWithin: 100 * time.Millisecond, LongReceive: 500 * time.Millisecond, Quiet: time.Second,
-		NackWithin: 30 * time.Second, Call: 30 * time.Second, Recover: 15 * time.Second}
+		NackWithin: 30 * time.Second, MoveWithin: 30 * time.Second, Call: 30 * time.Second, Recover: 15 * time.Second}
 }
 
 // NackNeverRedelivered is the workload's own finding of that class: a consumer nacked a
@@ -188,8 +193,32 @@ type subscription struct {
 	mode    backends.Mode
 	members int // consumers opened on it (unique: its subscribers)
 	// changes counts the joins and closes of its members (shared mode): a message held across
-	// one may move to another member (C-ACK-8).
+	// one may move to another member (C-ACK-8). movedAt is when the last change was made that
+	// left another member open to move messages to or from (not a lone first join).
 	changes int
+	movedAt time.Time
+}
+
+// changed counts a join or close of a member of s (shared mode); others says whether another
+// member of s stays open beside it.
+func (s *subscription) changed(now time.Time, others bool) {
+	if s.mode != backends.Shared {
+		return
+	}
+	s.changes++
+	if others {
+		s.movedAt = now
+	}
+}
+
+// heldFrom is the count of changes a delivery handed out at now is held across from: the
+// changes so far, less the last one while its rebalance may still be under way (less than
+// within after it), since that one may still move the delivery (Config.MoveWithin).
+func (s *subscription) heldFrom(now time.Time, within time.Duration) int {
+	if s.changes > 0 && !s.movedAt.IsZero() && now.Sub(s.movedAt) < within {
+		return s.changes - 1
+	}
+	return s.changes
 }
 
 type member struct {
@@ -199,7 +228,7 @@ type member struct {
 	held   []backends.Delivery
 	nacked map[string]time.Time // keys nacked by this consumer, awaited again
 	ids    map[string]int       // how often this consumer handed out each delivery ID
-	heldAt map[string]int       // sub.changes when each delivery ID was handed out
+	heldAt map[string]int       // sub.heldFrom when each delivery ID was handed out
 	acked  map[string]bool      // keys this consumer acked (an Ack that returned nil)
 }
 
@@ -210,7 +239,8 @@ func newMember(c backends.Consumer, s *subscription, label string) *member {
 // settleErr is err, or nil when err is ErrUnknownDelivery for a delivery this consumer handed
 // out more than once (a duplicate the checkers report; the second settle of one ID may fail),
 // of a message this consumer acked through another delivery of it (C-ACK-9), or held while its
-// subscription's members changed: the message may have moved to another member, and the
+// subscription's members changed (or handed out while a change's rebalance may still have been
+// under way: Config.MoveWithin): the message may have moved to another member, and the
 // contract lets the settle fail then (C-ACK-8). refused says the settle was such a failure: it
 // is not in force, and the message comes again (or, C-ACK-9, is acknowledged already).
 func (m *member) settleErr(d backends.Delivery, err error) (_ error, refused bool) {
@@ -389,15 +419,24 @@ func (r *run) join(s *subscription) error {
 		return callErr("Consumer", fmt.Errorf("on %s: %w", s.label, err))
 	}
 	s.members++
-	if s.mode == backends.Shared {
-		s.changes++
-	}
+	s.changed(time.Now(), r.openOn(s) > 0)
 	label := s.label
 	if s.mode == backends.Unique {
 		label = fmt.Sprintf("%s#%d", s.label, s.members)
 	}
 	r.members = append(r.members, newMember(c, s, label))
 	return nil
+}
+
+// openOn is how many members of s are open.
+func (r *run) openOn(s *subscription) int {
+	n := 0
+	for _, m := range r.members {
+		if m.c != nil && m.sub == s {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *run) live() []*member {
@@ -427,7 +466,7 @@ func (r *run) got(m *member, d backends.Delivery) {
 	}
 	r.seen[m.label][k] = true
 	m.ids[d.ID]++
-	m.heldAt[d.ID] = m.sub.changes
+	m.heldAt[d.ID] = m.sub.heldFrom(time.Now(), r.cfg.MoveWithin)
 	// A nacked message awaited by any open consumer of the same subscription came again.
 	for _, o := range r.live() {
 		if o.label == m.label {
@@ -508,9 +547,7 @@ func (r *run) closeMember(m *member) error {
 	err := m.c.Close(ctx)
 	cancel()
 	m.c, m.held, m.nacked = nil, nil, nil
-	if m.sub.mode == backends.Shared {
-		m.sub.changes++
-	}
+	m.sub.changed(time.Now(), r.openOn(m.sub) > 0)
 	if err != nil && r.faulty() {
 		r.tolerate(fmt.Errorf("close on %s: %w", m.label, err))
 		return nil
