@@ -30,16 +30,22 @@ func (e *timeoutError) Is(target error) bool {
 // RunCtx runs fn, which cannot take a ctx (a client's blocking call), and returns when it
 // finishes or when ctx ends, whichever is first; with a ctx that ended already it runs
 // nothing. When ctx wins, fn keeps running (bounded by the client's own timeouts) and
-// cleanup, if given, receives its late result. (The Pulsar backend keeps its own runCtx,
-// which runs fn even then: its Close paths rely on that.)
+// cleanup, if given, receives its late result.
 func RunCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
-	type res struct {
-		v   T
-		err error
-	}
 	if ctx.Err() != nil {
 		var zero T
 		return zero, CtxErr(ctx, what)
+	}
+	return RunCtxStarted(ctx, what, fn, cleanup)
+}
+
+// RunCtxStarted is RunCtx that starts fn even when ctx has ended already: a Close given a
+// spent ctx still closes the client's producer or consumer in the background (the Pulsar
+// backend's Close paths).
+func RunCtxStarted[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
+	type res struct {
+		v   T
+		err error
 	}
 	ch := make(chan res, 1)
 	go func() {

@@ -523,34 +523,10 @@ func (b *Backend) logf(format string, args ...any) {
 	}
 }
 
-// runCtx runs fn, which cannot take a ctx (the client's blocking calls), and returns when it
-// finishes or when ctx ends, whichever is first. When ctx wins, fn keeps running (bounded by
-// the client's operation timeout) and cleanup, if given, receives its late result so nothing
-// it created leaks. Unlike backends.RunCtx it starts fn even when ctx has ended already, so a
-// Close given a spent ctx still closes the client's producer or consumer in the background.
+// runCtx is backends.RunCtxStarted: fn starts even when ctx has ended, so a Close given a
+// spent ctx still closes the client's producer or consumer in the background.
 func runCtx[T any](ctx context.Context, what string, fn func() (T, error), cleanup func(T)) (T, error) {
-	type res struct {
-		v   T
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		v, err := fn()
-		ch <- res{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		go func() {
-			r := <-ch
-			if r.err == nil && cleanup != nil {
-				cleanup(r.v)
-			}
-		}()
-		var zero T
-		return zero, backends.CtxErr(ctx, what)
-	}
+	return backends.RunCtxStarted(ctx, what, fn, cleanup)
 }
 
 // mapClientErr maps the client library's errors to the contract's sentinels. The library
