@@ -81,6 +81,12 @@ type Env struct {
 	// it too and compare. specs imports no backend; the suite supplies it.
 	Reference func(ctx context.Context) (backends.Backend, error)
 
+	// UnheldDrop is how long after a topic's last write the run's broker may have deleted
+	// stored messages that no subscription holds and no retention policy keeps
+	// (fixtures.KindRecord.UnheldDrop; 0 when it drops nothing for that). Nil: none (the
+	// reference backend keeps every message for its class's retention).
+	UnheldDrop func() time.Duration
+
 	// MarkBrokerLog marks the end of the run's broker log now (a spec's start); the function
 	// it returns gives what the broker wrote since, attached to a failed spec. Nil when there
 	// is no broker (memory).

@@ -147,6 +147,15 @@ func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progres
 			progress("auth-enabled %s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
 			continue
 		}
+		if rec, _ := fixtures.LookupKind(st.kind); rec.Prepare != nil {
+			// Logged, not fatal (as the adapters' own deployment step): an external broker
+			// may refuse an anonymous admin call; the backends' calls then show the state.
+			if err := rec.Prepare(ctx, ep); err != nil {
+				progress("%s: %v (the backends create what they need themselves; results may depend on which came first)", st.kind, err)
+			} else {
+				progress("%s: prepared the deployment every backend of the kind shares", st.kind)
+			}
+		}
 		sh.Brokers[st.kind] = ep
 		progress("%s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/memory"
+	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/internal/brief"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/suite/run"
@@ -49,6 +50,8 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		inProcessEnv(env, name)
 		return env
 	}
+	rec, _ := fixtures.LookupKind(kind)
+	env.UnheldDrop = func() time.Duration { return rec.UnheldDrop }
 	env.MarkBrokerLog = func() func() string {
 		m := brief.MarkLog(sh.Brokers[kind].LogFile)
 		return func() string { return m.Since(sharedLogLines) }
