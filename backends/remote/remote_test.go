@@ -300,3 +300,14 @@ func TestReferenceInstanceRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestWireErrorText: a contract error that came over the wire reads as the adapter's message;
+// one of a code without a Go sentinel (internal) says its code after it.
+func TestWireErrorText(t *testing.T) {
+	if got := FromWire(&pb.Error{Code: pb.ErrorCode_ERROR_CODE_TIMEOUT, Message: "receive: no message in 1s"}).Error(); got != "receive: no message in 1s" {
+		t.Errorf("timeout: %q, want the adapter's message", got)
+	}
+	if got := FromWire(&pb.Error{Code: pb.ErrorCode_ERROR_CODE_INTERNAL, Message: "KeyError: 'x'"}).Error(); got != "KeyError: 'x' (internal)" {
+		t.Errorf("internal: %q, want the message and its code", got)
+	}
+}
