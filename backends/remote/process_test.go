@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,6 +91,7 @@ func TestCallErrorNamesWhatHappened(t *testing.T) {
 	for _, cause := range []error{context.DeadlineExceeded, status.Error(codes.DeadlineExceeded, "deadline")} {
 		err := alive().callError("Receive#1", cause)
 		if !errors.Is(err, backends.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) ||
+			errors.Is(err, context.Canceled) || errors.Is(err, backends.ErrUnavailable) ||
 			err.Error() != "Receive#1: adapter a (pid 42) did not answer within the deadline: timeout" {
 			t.Errorf("%v: %v", cause, err)
 		}
@@ -284,5 +289,76 @@ func expired() context.Context {
 func TestSettingNamesOnly(t *testing.T) {
 	if got := settingNames(map[string]string{"KAFKA_SASL_PASSWORD": "hunter2", "KAFKA_BOOTSTRAP_SERVERS": "h:1"}); got != "[KAFKA_BOOTSTRAP_SERVERS KAFKA_SASL_PASSWORD]" {
 		t.Errorf("settingNames: %q", got)
+	}
+}
+
+// TestKillTakesTheProcessGroup: killing an adapter kills what it started too (its process
+// group: a wrapper script's interpreter, a broker the adapter runs), and waits for the reap.
+func TestKillTakesTheProcessGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 600 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	if _, err := fmt.Fscanln(out, &line); err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := strconv.Atoi(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(grandchild, syscall.SIGKILL) })
+	c := &child{ad: Adapter{Name: "sh"}, pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.done) }()
+	c.kill()
+	if !c.exited() {
+		t.Fatal("kill returned before the adapter was reaped")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(grandchild) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the adapter's own child %d outlived the kill by 10 s", grandchild)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a pid: there is no event to wait on
+	}
+}
+
+// TestPlainPythonWithoutRequirements: an adapter whose command uses {python} but declares no
+// requirements runs the python3 on PATH, in no virtualenv of ours.
+func TestPlainPythonWithoutRequirements(t *testing.T) {
+	t.Setenv("PYTHONPATH", "")
+	argv, env, err := argvEnv(t.Context(), Adapter{Name: "plain", Command: []string{"{python}", "adapter.py"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[0] != "python3" || argv[1] != "adapter.py" {
+		t.Errorf("argv %q, want python3 adapter.py", argv)
+	}
+	if v, _ := lastValue(env, "PYTHONPATH"); v != "" {
+		t.Errorf("PYTHONPATH %q: a plain python3 gets no SDK path", v)
+	}
+}
+
+// TestPrepareFailsEarly: what Prepare cannot make fails it, before any spec opens the
+// adapter: a Go adapter that does not build, a patch that is missing, a virtualenv whose
+// requirements file is missing.
+func TestPrepareFailsEarly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := Prepare(ctx, Adapter{Name: "nobuild", GoMain: "./backends/remote/testdata/no-such-main"}); err == nil || !strings.Contains(err.Error(), "adapter nobuild: go build") {
+		t.Errorf("a Go adapter that does not build: %v", err)
+	}
+	needPython(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	if err := Prepare(ctx, Adapter{Name: "nopatch", Requirements: []string{SDKRequirements}, Patch: missing + ".patch"}); err == nil || !strings.Contains(err.Error(), "adapter nopatch: patch") {
+		t.Errorf("a missing patch: %v", err)
+	}
+	if err := Prepare(ctx, Adapter{Name: "noreqs", Requirements: []string{missing + ".txt"}}); err == nil || !strings.Contains(err.Error(), missing+".txt") {
+		t.Errorf("a missing requirements file: %v", err)
 	}
 }

@@ -171,6 +171,27 @@ func TestSilentAdapterIsBounded(t *testing.T) {
 	}
 }
 
+// TestStartIsBoundedBeyondCtx: starting an adapter is bounded by StartTimeout even when the
+// caller's ctx allows more, so a silent adapter fails a spec's Open in that bound, not the
+// spec's whole budget.
+func TestStartIsBoundedBeyondCtx(t *testing.T) {
+	needPython(t)
+	ad := script(t, "import time\ntime.sleep(600)\n")
+	saved := startTimeout
+	startTimeout = time.Second
+	t.Cleanup(func() { startTimeout = saved })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := Open(ctx, ad, backends.Config{})
+	if err == nil || !strings.Contains(err.Error(), "did not announce") {
+		t.Fatalf("got %v", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("took %s for a 1 s start bound", el)
+	}
+}
+
 // TestHungThenDeadAdapter: a stopped adapter (SIGSTOP: it cannot answer anything) makes a call
 // return a timeout at its deadline that says the adapter did not answer; a killed one makes
 // every call fail at once with an error naming the adapter and its exit.

@@ -31,7 +31,8 @@ type recorder struct {
 	consumers []*pb.ConsumerRequest
 	settles   []string // "ack <id>" or "nack <id>"
 	opens     []*pb.OpenRequest
-	killErr   error // KillBackend's gRPC error (nil: success)
+	killErr   error     // KillBackend's gRPC error (nil: success)
+	restart   *pb.Error // RestartBroker's contract error (nil: success)
 	retention time.Duration
 	delivery  *pb.Delivery
 }
@@ -85,6 +86,11 @@ func (r *recorder) CloseBackend(context.Context, *pb.Handle) (*pb.Empty, error) 
 func (r *recorder) KillBackend(context.Context, *pb.Handle) (*pb.Empty, error) {
 	r.note("KillBackend")
 	return &pb.Empty{}, r.killErr
+}
+
+func (r *recorder) RestartBroker(context.Context, *pb.RestartBrokerRequest) (*pb.Empty, error) {
+	r.note("RestartBroker")
+	return &pb.Empty{Error: r.restart}, nil
 }
 
 func (r *recorder) NewConsumer(_ context.Context, q *pb.ConsumerRequest) (*pb.HandleResponse, error) {
@@ -295,5 +301,35 @@ func TestKillFailureIsLogged(t *testing.T) {
 	ok.Kill()
 	if quiet.String() != "" {
 		t.Errorf("a kill the adapter took logged %q", quiet.String())
+	}
+}
+
+// TestInstanceRestart: a private instance's Restart goes to its own adapter process; a failed
+// restart is written to the adapter's log (the spec's output), a successful one is silent; an
+// instance never opened has nothing to restart.
+func TestInstanceRestart(t *testing.T) {
+	ad := Adapter{Name: "recorder"}
+	newInstance(ad).Restart() // never opened: no process, nothing happens
+	r := &recorder{}
+	b := serveRecorder(t, r)
+	inst := newInstance(ad)
+	b.c.settings = inst.Settings()
+	log := &syncBuffer{}
+	b.c.setLog(log)
+	poolMu.Lock()
+	children["test/"+inst.Settings()[InstanceSetting]] = b.c
+	poolMu.Unlock()
+	t.Cleanup(func() { instanceProcess(ad, inst.Settings()[InstanceSetting], true) })
+	inst.Restart()
+	if r.count("RestartBroker") != 1 || log.String() != "" {
+		t.Errorf("a restart the adapter took: %d calls, log %q", r.count("RestartBroker"), log.String())
+	}
+	r.restart = &pb.Error{Code: pb.ErrorCode_ERROR_CODE_UNAVAILABLE, Message: "broker did not come back"}
+	inst.Restart()
+	if !strings.Contains(log.String(), "harness: broker restart failed: broker did not come back") {
+		t.Errorf("a failed restart: log %q", log.String())
+	}
+	if other := newInstance(ad); instanceProcess(ad, other.Settings()[InstanceSetting], false) != nil {
+		t.Error("another instance found this instance's process")
 	}
 }
