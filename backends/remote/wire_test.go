@@ -48,7 +48,7 @@ func (r *recorder) Open(_ context.Context, q *pb.OpenRequest) (*pb.OpenResponse,
 	r.opens = append(r.opens, q)
 	r.mu.Unlock()
 	r.note("Open")
-	return &pb.OpenResponse{Backend: 7, Unsupported: map[string]string{"retention_expiry": "test"}}, nil
+	return &pb.OpenResponse{Backend: 7, Unsupported: map[string]string{string(backends.CapRetentionExpiry): "test"}}, nil
 }
 
 func (r *recorder) topic(call string, q *pb.TopicRequest) {
@@ -331,5 +331,50 @@ func TestInstanceRestart(t *testing.T) {
 	}
 	if other := newInstance(ad); instanceProcess(ad, other.Settings()[InstanceSetting], false) != nil {
 		t.Error("another instance found this instance's process")
+	}
+}
+
+// TestOpenOnTheWire: Open asks the adapter's process for a Backend under the run's name with
+// the merged settings and the per-class retention, takes what it says it cannot do, and the
+// transcript names the code under test when the declaration has a source.
+func TestOpenOnTheWire(t *testing.T) {
+	r := &recorder{}
+	running := serveRecorder(t, r)
+	ad := Adapter{Name: "recorder-open", Source: "trustgraph-base working copy /src (git abc, clean)",
+		Settings: map[string]string{"FIXED": "1"}}
+	cfg := backends.Config{Backend: "recorder-open~variant", Settings: map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "h:1"},
+		Retention: map[backends.Class]time.Duration{backends.ClassFlow: time.Hour}}
+	key := settingsKey(ad.Name, mergeSettings(ad, cfg.Settings))
+	poolMu.Lock()
+	children[key] = running.c
+	poolMu.Unlock()
+	t.Cleanup(func() {
+		poolMu.Lock()
+		delete(children, key)
+		poolMu.Unlock()
+	})
+	b, err := Open(t.Context(), ad, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := r.opens[0]
+	if q.Name != "recorder-open~variant" || q.Settings["FIXED"] != "1" || q.Settings["KAFKA_BOOTSTRAP_SERVERS"] != "h:1" ||
+		q.Retention["flow"].AsDuration() != time.Hour || len(q.Retention) != 1 {
+		t.Errorf("Open sent %+v", q)
+	}
+	if b.Name() != "recorder-open~variant" || b.Unsupported()[backends.CapRetentionExpiry] != "test" {
+		t.Errorf("backend %q, unsupported %v", b.Name(), b.Unsupported())
+	}
+	if tr := b.Transcript(); !strings.Contains(tr, "code under test: trustgraph-base working copy /src") ||
+		!strings.Contains(tr, "settings=[FIXED KAFKA_BOOTSTRAP_SERVERS]") {
+		t.Errorf("transcript:\n%s", tr)
+	}
+	ad.Source = ""
+	unnamed, err := Open(t.Context(), ad, backends.Config{Settings: cfg.Settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unnamed.Name() != "recorder-open" || strings.Contains(unnamed.Transcript(), "code under test") {
+		t.Errorf("no name, no source: %q\n%s", unnamed.Name(), unnamed.Transcript())
 	}
 }
