@@ -35,6 +35,7 @@ type recorder struct {
 	restart   *pb.Error // RestartBroker's contract error (nil: success)
 	retention time.Duration
 	delivery  *pb.Delivery
+	hang      chan struct{} // non-nil: Receive answers only when it is closed
 }
 
 func (r *recorder) note(call string) {
@@ -103,6 +104,9 @@ func (r *recorder) NewConsumer(_ context.Context, q *pb.ConsumerRequest) (*pb.Ha
 
 func (r *recorder) Receive(context.Context, *pb.Handle) (*pb.ReceiveResponse, error) {
 	r.note("Receive")
+	if r.hang != nil {
+		<-r.hang
+	}
 	if r.delivery == nil {
 		return &pb.ReceiveResponse{Error: &pb.Error{Code: pb.ErrorCode_ERROR_CODE_TIMEOUT, Message: "no message"}}, nil
 	}
@@ -376,5 +380,29 @@ func TestOpenOnTheWire(t *testing.T) {
 	}
 	if unnamed.Name() != "recorder-open" || strings.Contains(unnamed.Transcript(), "code under test") {
 		t.Errorf("no name, no source: %q\n%s", unnamed.Name(), unnamed.Transcript())
+	}
+}
+
+// TestCallEndsAtItsDeadline: a call the adapter does not answer returns at the caller's
+// deadline with a timeout that says so, not at DefaultCallTimeout.
+func TestCallEndsAtItsDeadline(t *testing.T) {
+	r := &recorder{hang: make(chan struct{})}
+	b := serveRecorder(t, r)
+	t.Cleanup(func() { close(r.hang) })
+	c, err := b.Consumer(t.Context(), "flow:tg:h", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := c.Receive(ctx); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, backends.ErrTimeout) || !strings.Contains(err.Error(), "did not answer") {
+			t.Errorf("an unanswered call: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a call with a 200ms deadline was still waiting after 20 s")
 	}
 }
