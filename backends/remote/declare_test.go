@@ -507,8 +507,43 @@ func TestTrustGraphSourceLayouts(t *testing.T) {
 			t.Errorf("packaging without trustgraph/base/: %v", err)
 		}
 	}
+	if _, _, err := TrustGraphSource(mk("trustgraph/base/__init__.py")); err == nil {
+		t.Error("trustgraph/base/ without pyproject.toml or setup.py (pip cannot install it) was taken")
+	}
 	versioned := mk("pyproject.toml", "trustgraph/base/__init__.py", "trustgraph/base_version.py")
 	if base, _, err := TrustGraphSource(versioned); err != nil || base != versioned {
 		t.Errorf("a tree with its generated version file: %s, %v", base, err)
+	}
+}
+
+// TestDeclaredResolvesExtensions: Declared lists the shipped adapters and the user's, a user
+// adapter that extends a shipped one resolved against it; one that extends nothing shipped is
+// an error, and the rest are still listed.
+func TestDeclaredResolvesExtensions(t *testing.T) {
+	t.Setenv(SourceEnv, "")
+	t.Setenv("PUBSUB_ADAPTER_MY_TG_EXTENDS", "trustgraph-kafka")
+	t.Setenv("PUBSUB_ADAPTER_MINE", "./mine")
+	ads, err := Declared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Adapter{}
+	for _, a := range ads {
+		byName[a.Name] = a
+	}
+	if tg := byName["my-tg"]; tg.Broker != "kafka" || !reflect.DeepEqual(tg.Command, byName["trustgraph-kafka"].Command) {
+		t.Errorf("my-tg: %+v", tg)
+	}
+	if m := byName["mine"]; !reflect.DeepEqual(m.Command, []string{"./mine"}) || byName["python-memory"].Name == "" {
+		t.Errorf("mine: %+v; python-memory shipped: %v", m, byName["python-memory"].Name != "")
+	}
+	t.Setenv("PUBSUB_ADAPTER_MY_TG_EXTENDS", "nope")
+	ads, err = Declared()
+	names := map[string]bool{}
+	for _, a := range ads {
+		names[a.Name] = true
+	}
+	if err == nil || !strings.Contains(err.Error(), "is not a shipped adapter") || !names["mine"] || !names["python-memory"] {
+		t.Errorf("an unknown base: %v; listed %v", err, names)
 	}
 }

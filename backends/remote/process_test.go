@@ -56,9 +56,9 @@ func TestDeathError(t *testing.T) {
 	}
 }
 
-// dyingErr is an Unavailable from a connection that broke because the adapter is dying: by
-// the time the harness reads its status the process has been reaped (GRPCStatus closes the
-// child's done, as its Wait would a moment later).
+// dyingErr is an Unavailable from a connection that broke because the adapter was killed: the
+// harness reads its status while the process is being reaped (GRPCStatus SIGKILLs the child's
+// process, whose Wait closes done a moment later).
 type dyingErr struct {
 	c    *child
 	once sync.Once
@@ -66,8 +66,21 @@ type dyingErr struct {
 
 func (e *dyingErr) Error() string { return "connection reset" }
 func (e *dyingErr) GRPCStatus() *status.Status {
-	e.once.Do(func() { close(e.c.done) })
+	e.once.Do(func() { syscall.Kill(e.c.pid, syscall.SIGKILL) })
 	return status.New(codes.Unavailable, "connection reset")
+}
+
+// sleeper is a child around a real process that lives until it is killed.
+func sleeper(t *testing.T) *child {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{ad: Adapter{Name: "a"}, pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-c.done })
+	return c
 }
 
 // TestCallErrorNamesWhatHappened: a failed call on a dead adapter names its death (also when
@@ -83,8 +96,7 @@ func TestCallErrorNamesWhatHappened(t *testing.T) {
 	if err := c.callError("Send#1", errors.New("eof")); !strings.HasPrefix(err.Error(), "Send#1: adapter a (pid 42) died (signal: killed)") {
 		t.Errorf("on a dead adapter: %v", err)
 	}
-	dying := alive()
-	dying.err = errors.New("signal: killed")
+	dying := sleeper(t)
 	if err := dying.callError("Receive#2", &dyingErr{c: dying}); !strings.Contains(err.Error(), "died (signal: killed)") {
 		t.Errorf("an Unavailable while the adapter dies: %v", err)
 	}
@@ -113,8 +125,8 @@ func TestCallsAreBounded(t *testing.T) {
 	ctx, cancel := bound(context.Background())
 	defer cancel()
 	d, ok := ctx.Deadline()
-	if !ok || time.Until(d) > DefaultCallTimeout || time.Until(d) < DefaultCallTimeout-time.Minute {
-		t.Errorf("a ctx without a deadline: deadline %v (%v), want DefaultCallTimeout from now", d, ok)
+	if !ok || time.Until(d) > DefaultCallTimeout || time.Until(d) < DefaultCallTimeout-time.Minute || time.Until(d) < time.Minute {
+		t.Errorf("a ctx without a deadline: deadline %v (%v), want DefaultCallTimeout (minutes) from now", d, ok)
 	}
 	short, scancel := context.WithTimeout(context.Background(), time.Hour)
 	defer scancel()
@@ -360,5 +372,18 @@ func TestPrepareFailsEarly(t *testing.T) {
 	}
 	if err := Prepare(ctx, Adapter{Name: "noreqs", Requirements: []string{missing + ".txt"}}); err == nil || !strings.Contains(err.Error(), missing+".txt") {
 		t.Errorf("a missing requirements file: %v", err)
+	}
+}
+
+// TestTranscriptDurations: a call's line gives its duration at 10 µs resolution (what a
+// reader compares; the nanoseconds are noise).
+func TestTranscriptDurations(t *testing.T) {
+	tr := &transcript{start: time.Now()}
+	tr.add(time.Now().Add(-1234567*time.Nanosecond), "Send#1", "p", nil)
+	line := tr.String()
+	i := strings.LastIndexByte(line, '(')
+	d, err := time.ParseDuration(strings.TrimSuffix(line[i+1:], ")"))
+	if err != nil || d < 1234567*time.Nanosecond || d%(10*time.Microsecond) != 0 {
+		t.Errorf("duration in %q: %v, %v; want at least 1.23ms, a multiple of 10µs", line, d, err)
 	}
 }
