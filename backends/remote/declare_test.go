@@ -166,20 +166,43 @@ func TestTrustGraphSource(t *testing.T) {
 	}
 }
 
-// TestHashPip: a local directory installed without -e is keyed by its files, so an edit makes
-// a new virtualenv; an editable one by its packaging files only; a missing path is an error.
-func TestHashPip(t *testing.T) {
+// writeUnder writes content to the file rel below dir, making its directories.
+func writeUnder(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setupPyDir is a directory pip could install: a setup.py in it.
+func setupPyDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "setup.py"), []byte("setup()\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	key := func(pip ...string) string {
-		h := sha256.New()
-		if err := hashPip(h, pip); err != nil {
-			t.Fatal(err)
-		}
-		return hex.EncodeToString(h.Sum(nil))
+	return dir
+}
+
+// pipKey is what hashPip writes for pip, as hex.
+func pipKey(t *testing.T, pip ...string) string {
+	t.Helper()
+	h := sha256.New()
+	if err := hashPip(h, pip); err != nil {
+		t.Fatal(err)
 	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestHashPip: a local directory installed without -e is keyed by its files, so an edit makes
+// a new virtualenv; an editable one by its packaging files only; a missing path is an error.
+func TestHashPip(t *testing.T) {
+	dir := setupPyDir(t)
+	key := func(pip ...string) string { return pipKey(t, pip...) }
 	copied, editable := key(dir), key("-e", dir)
 	if err := os.WriteFile(filepath.Join(dir, "mod.py"), []byte("x = 2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -232,16 +255,7 @@ func TestBrokerKindFromRecords(t *testing.T) {
 // for an editable working copy, its packaging files (not its code, which is read live).
 func TestVenvKey(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeUnder(t, root, rel, content) }
 	write("proto/pubsub/v1/adapter.proto", "syntax = \"proto3\";\n")
 	write("sdk.txt", "grpcio==1.0\n")
 	write("tg.txt", "trustgraph-base==2.11.1\n")
@@ -405,28 +419,9 @@ func TestFromEnvironReadsOnlyItsPrefix(t *testing.T) {
 // --editable is -e; a relative ./path is a path; a local file (a wheel) is keyed by its size
 // and time; the caches Python and git write under a directory are not content.
 func TestHashPipForms(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "setup.py"), []byte("setup()\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	key := func(pip ...string) string {
-		t.Helper()
-		h := sha256.New()
-		if err := hashPip(h, pip); err != nil {
-			t.Fatal(err)
-		}
-		return hex.EncodeToString(h.Sum(nil))
-	}
-	edit := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := setupPyDir(t)
+	key := func(pip ...string) string { return pipKey(t, pip...) }
+	edit := func(rel, content string) { writeUnder(t, dir, rel, content) }
 	noDeps, long, short := key("--no-deps", dir), key("--editable", dir), key("-e", dir)
 	edit("__pycache__/mod.cpython-311.pyc", "bytecode")
 	edit(".git/index", "git")
@@ -484,17 +479,11 @@ func TestTrustGraphSourceLayouts(t *testing.T) {
 		t.Helper()
 		d := t.TempDir()
 		for _, f := range files {
-			p := filepath.Join(d, f)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
 			body := ""
 			if f == "pyproject.toml" {
 				body = "[tool.setuptools.dynamic]\nversion = {attr = \"trustgraph.base_version.__version__\"}\n"
 			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeUnder(t, d, f, body)
 		}
 		return d
 	}

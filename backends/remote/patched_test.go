@@ -55,6 +55,22 @@ func fakeSdist(t *testing.T, dir, version string, extra map[string]string) (stri
 	return path, hex.EncodeToString(sum[:])
 }
 
+// fakeReleaseCache points PUBSUB_CACHE at a new directory holding fakeSdist's 9.9.9 as the
+// release's sdist, and returns that release; without patch on PATH the test is skipped.
+func fakeReleaseCache(t *testing.T) Release {
+	t.Helper()
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("patch not on PATH")
+	}
+	cache := t.TempDir()
+	t.Setenv("PUBSUB_CACHE", cache)
+	if err := os.MkdirAll(filepath.Join(cache, "sdist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, sum := fakeSdist(t, filepath.Join(cache, "sdist"), "9.9.9", nil)
+	return Release{Version: "9.9.9", SHA256: sum}
+}
+
 const fakePatch = `From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 Subject: [PATCH] backend: two becomes 2
 
@@ -75,16 +91,7 @@ diff --git a/trustgraph-base/trustgraph/base/backend.py b/trustgraph-base/trustg
 // tree as a checkout. A patch that does not apply and a sdist whose SHA-256 is not the pinned
 // one are errors, and no tree is left ready.
 func TestPatchedRelease(t *testing.T) {
-	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("patch not on PATH")
-	}
-	cache := t.TempDir()
-	t.Setenv("PUBSUB_CACHE", cache)
-	if err := os.MkdirAll(filepath.Join(cache, "sdist"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, sum := fakeSdist(t, filepath.Join(cache, "sdist"), "9.9.9", nil)
-	rel := Release{Version: "9.9.9", SHA256: sum}
+	rel := fakeReleaseCache(t)
 	patches := t.TempDir()
 	good := filepath.Join(patches, "good.patch")
 	if err := os.WriteFile(good, []byte(fakePatch), 0o644); err != nil {
@@ -174,16 +181,7 @@ func TestPatchedAdapters(t *testing.T) {
 // content, never by the patch's path or its file's metadata: the same patch under another name
 // is the same tree, an edited patch under the same name a new one, another release another.
 func TestPatchedTreeKeyedByContent(t *testing.T) {
-	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("patch not on PATH")
-	}
-	cache := t.TempDir()
-	t.Setenv("PUBSUB_CACHE", cache)
-	if err := os.MkdirAll(filepath.Join(cache, "sdist"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, sum := fakeSdist(t, filepath.Join(cache, "sdist"), "9.9.9", nil)
-	rel := Release{Version: "9.9.9", SHA256: sum}
+	rel := fakeReleaseCache(t)
 	patches := t.TempDir()
 	write := func(name, content string) string {
 		t.Helper()
@@ -208,7 +206,7 @@ func TestPatchedTreeKeyedByContent(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(edited, "trustgraph-base", "trustgraph", "base", "backend.py")); string(b) != "one\nzwei\nthree\n" {
 		t.Errorf("the edited patch's tree has %q", b)
 	}
-	if patchKey(rel, []byte(fakePatch)) == patchKey(Release{Version: "9.9.10", SHA256: sum}, []byte(fakePatch)) ||
+	if patchKey(rel, []byte(fakePatch)) == patchKey(Release{Version: "9.9.10", SHA256: rel.SHA256}, []byte(fakePatch)) ||
 		patchKey(rel, []byte(fakePatch)) == patchKey(Release{Version: "9.9.9", SHA256: strings.Repeat("1", 64)}, []byte(fakePatch)) {
 		t.Error("another release (version or sdist) with the same patch: the same tree")
 	}
@@ -217,17 +215,8 @@ func TestPatchedTreeKeyedByContent(t *testing.T) {
 // TestPatchedAdapterPip: a patched adapter installs its patched tree editable after its own
 // pip arguments, without changing the declaration; an adapter without a patch keeps its own.
 func TestPatchedAdapterPip(t *testing.T) {
-	if _, err := exec.LookPath("patch"); err != nil {
-		t.Skip("patch not on PATH")
-	}
-	cache := t.TempDir()
-	t.Setenv("PUBSUB_CACHE", cache)
-	if err := os.MkdirAll(filepath.Join(cache, "sdist"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, sum := fakeSdist(t, filepath.Join(cache, "sdist"), "9.9.9", nil)
 	saved := TrustGraphRelease
-	TrustGraphRelease = Release{Version: "9.9.9", SHA256: sum}
+	TrustGraphRelease = fakeReleaseCache(t)
 	t.Cleanup(func() { TrustGraphRelease = saved })
 	patch := filepath.Join(t.TempDir(), "p.patch")
 	if err := os.WriteFile(patch, []byte(fakePatch), 0o644); err != nil {
