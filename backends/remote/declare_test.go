@@ -536,3 +536,30 @@ func TestDeclaredResolvesExtensions(t *testing.T) {
 		t.Errorf("an unknown base: %v; listed %v", err, names)
 	}
 }
+
+// TestFromEnvironNames: a declaration needs a name after the prefix; a variable that ends like
+// an attribute (_DIR) is an attribute only of a declared adapter, else an adapter of that name;
+// an extending declaration keeps its own command; an empty command is refused.
+func TestFromEnvironNames(t *testing.T) {
+	got, err := FromEnviron([]string{
+		"PUBSUB_ADAPTER_=cmd",
+		"PUBSUB_ADAPTER__EXTENDS=trustgraph-kafka",
+		"PUBSUB_ADAPTER_BUILD_DIR=./build/adapter",
+		"PUBSUB_ADAPTER_MINE=./mine --fast",
+		"PUBSUB_ADAPTER_MINE_EXTENDS=trustgraph-kafka",
+		"PUBSUB_ADAPTER_MINE_DIR=adapters/mine",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Adapter{
+		{Name: "build-dir", Command: []string{"./build/adapter"}, Description: "user-declared adapter: ./build/adapter", OptIn: true},
+		{Name: "mine", Command: []string{"./mine", "--fast"}, Dir: "adapters/mine", Extends: "trustgraph-kafka", OptIn: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if _, err := FromEnviron([]string{"PUBSUB_ADAPTER_EMPTY="}); err == nil || !strings.Contains(err.Error(), `PUBSUB_ADAPTER_EMPTY="" is not a command line`) {
+		t.Errorf("an empty command: %v", err)
+	}
+}
