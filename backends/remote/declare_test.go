@@ -166,20 +166,43 @@ func TestTrustGraphSource(t *testing.T) {
 	}
 }
 
-// TestHashPip: a local directory installed without -e is keyed by its files, so an edit makes
-// a new virtualenv; an editable one by its packaging files only; a missing path is an error.
-func TestHashPip(t *testing.T) {
+// writeUnder writes content to the file rel below dir, making its directories.
+func writeUnder(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setupPyDir is a directory pip could install: a setup.py in it.
+func setupPyDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "setup.py"), []byte("setup()\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	key := func(pip ...string) string {
-		h := sha256.New()
-		if err := hashPip(h, pip); err != nil {
-			t.Fatal(err)
-		}
-		return hex.EncodeToString(h.Sum(nil))
+	return dir
+}
+
+// pipKey is what hashPip writes for pip, as hex.
+func pipKey(t *testing.T, pip ...string) string {
+	t.Helper()
+	h := sha256.New()
+	if err := hashPip(h, pip); err != nil {
+		t.Fatal(err)
 	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestHashPip: a local directory installed without -e is keyed by its files, so an edit makes
+// a new virtualenv; an editable one by its packaging files only; a missing path is an error.
+func TestHashPip(t *testing.T) {
+	dir := setupPyDir(t)
+	key := func(pip ...string) string { return pipKey(t, pip...) }
 	copied, editable := key(dir), key("-e", dir)
 	if err := os.WriteFile(filepath.Join(dir, "mod.py"), []byte("x = 2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -232,16 +255,7 @@ func TestBrokerKindFromRecords(t *testing.T) {
 // for an editable working copy, its packaging files (not its code, which is read live).
 func TestVenvKey(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeUnder(t, root, rel, content) }
 	write("proto/pubsub/v1/adapter.proto", "syntax = \"proto3\";\n")
 	write("sdk.txt", "grpcio==1.0\n")
 	write("tg.txt", "trustgraph-base==2.11.1\n")
@@ -352,5 +366,200 @@ func TestTrustGraphSourceVenvs(t *testing.T) {
 	}
 	if shipped["trustgraph-kafka"] != shipped["trustgraph-pulsar"] || shipped["trustgraph-kafka"] == shipped["trustgraph-kafka-sync"] {
 		t.Errorf("pinned virtualenvs: one per trustgraph-base release, got %v", shipped)
+	}
+}
+
+// TestExtendsOverrides: a user declaration that extends a shipped adapter replaces its broker
+// and directory only when it sets them, and the description says what the extension added,
+// nothing when it added no pip arguments.
+func TestExtendsOverrides(t *testing.T) {
+	base := Adapter{Name: "base", Broker: "kafka", Dir: "adapters/base", Description: "the base",
+		Command: []string{"{python}", "-m", "base"}, Requirements: []string{"a.txt"}, Pip: []string{"-e", "/src/a"}}
+	plain, err := extend([]Adapter{base}, Adapter{Name: "mine", Extends: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Broker != "kafka" || plain.Dir != "adapters/base" || plain.Description != "the base" ||
+		!reflect.DeepEqual(plain.Pip, base.Pip) || !reflect.DeepEqual(plain.Command, base.Command) {
+		t.Errorf("an extension that sets nothing is the base under another name: %+v", plain)
+	}
+	moved, err := extend([]Adapter{base}, Adapter{Name: "mine", Extends: "base", Broker: "pulsar", Dir: "/abs/mine",
+		Command: []string{"./mine"}, Pip: []string{"x==1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Broker != "pulsar" || moved.Dir != "/abs/mine" || !reflect.DeepEqual(moved.Command, []string{"./mine"}) ||
+		!reflect.DeepEqual(moved.Pip, []string{"-e", "/src/a", "x==1"}) || moved.Description != "the base; extended with pip install x==1" {
+		t.Errorf("an extension's own broker, directory, command and pip arguments: %+v", moved)
+	}
+	if !reflect.DeepEqual(base.Pip, []string{"-e", "/src/a"}) {
+		t.Errorf("extending changed the shipped adapter's pip arguments: %v", base.Pip)
+	}
+}
+
+// TestFromEnvironReadsOnlyItsPrefix: only PUBSUB_ADAPTER_<NAME> variables declare adapters;
+// the rest of the environment (long names included) declares none.
+func TestFromEnvironReadsOnlyItsPrefix(t *testing.T) {
+	got, err := FromEnviron([]string{
+		"XDG_RUNTIME_DIRECTORY_OF_THIS_SESSION=/run/user/1000",
+		"KAFKA_BOOTSTRAP_SERVERS_FOR_THE_RUN=h:1",
+		"NOT_PUBSUB_ADAPTER_X=cmd",
+		"PUBSUB_ADAPTER_ONE=cmd one",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "one" {
+		t.Fatalf("declared %+v, want the one adapter PUBSUB_ADAPTER_ONE", got)
+	}
+}
+
+// TestHashPipForms: what keys a pip argument is its content where pip copies it: a local
+// directory after another option (--no-deps DIR) is copied, so an edit is a new virtualenv;
+// --editable is -e; a relative ./path is a path; a local file (a wheel) is keyed by its size
+// and time; the caches Python and git write under a directory are not content.
+func TestHashPipForms(t *testing.T) {
+	dir := setupPyDir(t)
+	key := func(pip ...string) string { return pipKey(t, pip...) }
+	edit := func(rel, content string) { writeUnder(t, dir, rel, content) }
+	noDeps, long, short := key("--no-deps", dir), key("--editable", dir), key("-e", dir)
+	edit("__pycache__/mod.cpython-311.pyc", "bytecode")
+	edit(".git/index", "git")
+	if key("--no-deps", dir) != noDeps {
+		t.Error("Python's bytecode cache or git's files changed a copied directory's key: every run would make a new virtualenv")
+	}
+	edit("mod.py", "x = 1\n")
+	if key("--no-deps", dir) == noDeps {
+		t.Error("an edit under a directory installed with --no-deps (copied) kept the old virtualenv")
+	}
+	if key("--editable", dir) != long {
+		t.Error("an edit of a --editable install's code changed the key (it is read live)")
+	}
+	edit("setup.py", "setup(install_requires=['x'])\n")
+	if key("--editable", dir) == long || key("-e", dir) == short {
+		t.Error("a dependency change of an editable install kept the old virtualenv")
+	}
+	t.Chdir(dir)
+	rel := key("./")
+	edit("mod.py", "x = 2\n")
+	if key("./") == rel {
+		t.Error("a relative ./ path was taken for a requirement specifier: its edit kept the old virtualenv")
+	}
+	wheel := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-any.whl")
+	if err := os.WriteFile(wheel, []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w1 := key(wheel)
+	if err := os.WriteFile(wheel, []byte("v2.0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if key(wheel) == w1 {
+		t.Error("a rebuilt local wheel kept the old virtualenv")
+	}
+	if key("trustgraph-base==2.11.1") == key("trustgraph-base==2.11.2") {
+		t.Error("two requirement specifiers: one virtualenv")
+	}
+}
+
+// TestLastLines: an error quotes the last n lines of a command's output.
+func TestLastLines(t *testing.T) {
+	if got := lastLines("a\nb\nc\nd\n", 2); got != "c\nd" {
+		t.Errorf("last 2 of 4: %q", got)
+	}
+	if got := lastLines("a\nb\n", 5); got != "a\nb" {
+		t.Errorf("last 5 of 2: %q", got)
+	}
+}
+
+// TestTrustGraphSourceLayouts: a trustgraph-base tree packaged by setup.py alone is one; a
+// directory with packaging files but no trustgraph/base/ is not (another project); a
+// checkout whose generated version file is there is accepted.
+func TestTrustGraphSourceLayouts(t *testing.T) {
+	mk := func(files ...string) string {
+		t.Helper()
+		d := t.TempDir()
+		for _, f := range files {
+			body := ""
+			if f == "pyproject.toml" {
+				body = "[tool.setuptools.dynamic]\nversion = {attr = \"trustgraph.base_version.__version__\"}\n"
+			}
+			writeUnder(t, d, f, body)
+		}
+		return d
+	}
+	setupOnly := mk("setup.py", "trustgraph/base/__init__.py")
+	if base, _, err := TrustGraphSource(setupOnly); err != nil || base != setupOnly {
+		t.Errorf("a setup.py tree: %s, %v", base, err)
+	}
+	for _, d := range []string{mk("pyproject.toml", "other/__init__.py"), mk("setup.py", "trustgraph/flow/__init__.py")} {
+		if _, _, err := TrustGraphSource(d); err == nil || !strings.Contains(err.Error(), "neither a trustgraph checkout") {
+			t.Errorf("packaging without trustgraph/base/: %v", err)
+		}
+	}
+	if _, _, err := TrustGraphSource(mk("trustgraph/base/__init__.py")); err == nil {
+		t.Error("trustgraph/base/ without pyproject.toml or setup.py (pip cannot install it) was taken")
+	}
+	versioned := mk("pyproject.toml", "trustgraph/base/__init__.py", "trustgraph/base_version.py")
+	if base, _, err := TrustGraphSource(versioned); err != nil || base != versioned {
+		t.Errorf("a tree with its generated version file: %s, %v", base, err)
+	}
+}
+
+// TestDeclaredResolvesExtensions: Declared lists the shipped adapters and the user's, a user
+// adapter that extends a shipped one resolved against it; one that extends nothing shipped is
+// an error, and the rest are still listed.
+func TestDeclaredResolvesExtensions(t *testing.T) {
+	t.Setenv(SourceEnv, "")
+	t.Setenv("PUBSUB_ADAPTER_MY_TG_EXTENDS", "trustgraph-kafka")
+	t.Setenv("PUBSUB_ADAPTER_MINE", "./mine")
+	ads, err := Declared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Adapter{}
+	for _, a := range ads {
+		byName[a.Name] = a
+	}
+	if tg := byName["my-tg"]; tg.Broker != "kafka" || !reflect.DeepEqual(tg.Command, byName["trustgraph-kafka"].Command) {
+		t.Errorf("my-tg: %+v", tg)
+	}
+	if m := byName["mine"]; !reflect.DeepEqual(m.Command, []string{"./mine"}) || byName["python-memory"].Name == "" {
+		t.Errorf("mine: %+v; python-memory shipped: %v", m, byName["python-memory"].Name != "")
+	}
+	t.Setenv("PUBSUB_ADAPTER_MY_TG_EXTENDS", "nope")
+	ads, err = Declared()
+	names := map[string]bool{}
+	for _, a := range ads {
+		names[a.Name] = true
+	}
+	if err == nil || !strings.Contains(err.Error(), "is not a shipped adapter") || !names["mine"] || !names["python-memory"] {
+		t.Errorf("an unknown base: %v; listed %v", err, names)
+	}
+}
+
+// TestFromEnvironNames: a declaration needs a name after the prefix; a variable that ends like
+// an attribute (_DIR) is an attribute only of a declared adapter, else an adapter of that name;
+// an extending declaration keeps its own command; an empty command is refused.
+func TestFromEnvironNames(t *testing.T) {
+	got, err := FromEnviron([]string{
+		"PUBSUB_ADAPTER_=cmd",
+		"PUBSUB_ADAPTER__EXTENDS=trustgraph-kafka",
+		"PUBSUB_ADAPTER_BUILD_DIR=./build/adapter",
+		"PUBSUB_ADAPTER_MINE=./mine --fast",
+		"PUBSUB_ADAPTER_MINE_EXTENDS=trustgraph-kafka",
+		"PUBSUB_ADAPTER_MINE_DIR=adapters/mine",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Adapter{
+		{Name: "build-dir", Command: []string{"./build/adapter"}, Description: "user-declared adapter: ./build/adapter", OptIn: true},
+		{Name: "mine", Command: []string{"./mine", "--fast"}, Dir: "adapters/mine", Extends: "trustgraph-kafka", OptIn: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	if _, err := FromEnviron([]string{"PUBSUB_ADAPTER_EMPTY="}); err == nil || !strings.Contains(err.Error(), `PUBSUB_ADAPTER_EMPTY="" is not a command line`) {
+		t.Errorf("an empty command: %v", err)
 	}
 }

@@ -47,6 +47,10 @@ const DefaultCallTimeout = 2 * time.Minute
 // virtualenv is made before, by Prepare).
 const StartTimeout = 30 * time.Second
 
+// startTimeout is StartTimeout, a variable so that a test can show the bound applies without
+// waiting 30 s for it.
+var startTimeout = StartTimeout
+
 var (
 	poolMu   sync.Mutex
 	children = map[string]*child{}
@@ -204,7 +208,7 @@ func process(ctx context.Context, ad Adapter, settings map[string]string, cfg ba
 	if err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	c, err = startChild(sctx, ad, argv, env, cfg.Log)
 	if err != nil {
