@@ -117,3 +117,30 @@ func TestGateJudgesSuffixedColumnsByTheirOwnBackend(t *testing.T) {
 		}
 	}
 }
+
+// A broker release's own entry replaces its backend's, both ways: one that says pass where the
+// backend accepts a failure (fixed in that release) takes the allowance away, and one that
+// accepts a failure the backend does not have adds it for that release only.
+func TestReleaseEntriesReplaceTheBackendsBothWays(t *testing.T) {
+	b := &Baseline{Backends: map[string]map[string]Accepted{
+		"kafka":       {"D1": {Result: Pass}, "D2": {Result: Fail, Note: "KAFKA-1"}, "G1": {Result: Pass}},
+		"kafka@3.9.1": {"D2": {Result: Pass}, "G1": {Result: Fail, Note: "3.9.1 only"}},
+	}}
+	for _, tt := range []struct{ label, blocking string }{
+		{"kafka@3.9.1", "new failure D2"}, // D2 fixed in 3.9.1: its failure is new there; G1 accepted
+		{"kafka@4.4.0", "new failure G1"}, // no entries of its own: kafka's, D2 accepted
+	} {
+		m := Build([]*Run{{File: "ginkgo-" + tt.label + ".json", Label: tt.label, Meta: &Meta{Backend: tt.label},
+			Cases: []Case{{ID: "D1", Status: Pass}, {ID: "D2", Status: Fail, Message: "lost"}, {ID: "G1", Status: Fail, Message: "split"}}}}, b.IDs()...)
+		g := GateWith(m, b, GateOptions{Only: []string{tt.label}})
+		var blocking []string
+		for _, c := range g.Changes {
+			if c.Blocking() {
+				blocking = append(blocking, string(c.Kind)+" "+c.ID)
+			}
+		}
+		if got := strings.Join(blocking, ", "); got != tt.blocking {
+			t.Errorf("%s: blocking %q, want %q\n%s", tt.label, got, tt.blocking, g.Report())
+		}
+	}
+}
