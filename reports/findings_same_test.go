@@ -117,3 +117,17 @@ func TestFindingsGroupByTheFirstFailedEntry(t *testing.T) {
 		t.Errorf("findings %s, want %s", got, want)
 	}
 }
+
+// The call of a logged clue is the one after its line's first ": " (a list entry's label), even
+// when that label is empty: the line then starts with the separator.
+func TestCauseOfLoggedCallAfterAnEmptyLabel(t *testing.T) {
+	for _, line := range []string{
+		`"d2-s1-r0: Consumer() failed after 29.9s: did not return; meanwhile TrustGraph's client logged: gone",`,
+		`": Consumer() failed after 29.9s: did not return; meanwhile TrustGraph's client logged: gone",`,
+	} {
+		c := CauseOf("calls failed\nExpected\n    <[]string | len:1, cap:1>: [\n        " + line + "\n    ]\nto be empty")
+		if c.Call != "Consumer" || c.Kind != "error" || c.Clue != "gone" {
+			t.Errorf("%s: call %q kind %q clue %q, want Consumer, error, gone", line, c.Call, c.Kind, c.Clue)
+		}
+	}
+}
