@@ -131,3 +131,18 @@ func TestCauseOfLoggedCallAfterAnEmptyLabel(t *testing.T) {
 		}
 	}
 }
+
+// The spec a finding shows first is one whose own failure line carries the clue: an earlier spec
+// whose logged clue sits only below an unrelated "Unexpected error:" does not count as showing it.
+func TestFindingsFirstIsTheSpecThatShowsTheClue(t *testing.T) {
+	below := "step 2 failed\nUnexpected error:\n    <*errors.errorString | 0xc1>: \n    consumer closed\noccurred\nwhile TrustGraph's client logged: broker gone away"
+	direct := "producer.send('flow:tg:x'): failed; meanwhile TrustGraph's client logged: broker gone away"
+	if a, b := CauseOf(below), CauseOf(direct); a.Key != b.Key || a.Direct || !b.Direct {
+		t.Fatalf("causes %+v and %+v: want one key, only the second direct", a, b)
+	}
+	m := Build([]*Run{{File: "ginkgo-k.json", Label: "k", Meta: &Meta{Backend: "k"}, Cases: []Case{
+		failCase("D5", below), failCase("D6", direct)}}})
+	if got, want := findingLines(m.Findings(0)), "#1 D5 D6 first D6 must true"; got != want {
+		t.Errorf("findings %s, want %s", got, want)
+	}
+}
