@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +48,39 @@ func TestFmtMsAndRatioBoundaries(t *testing.T) {
 		if got := fmtRatio(r); got != want {
 			t.Errorf("fmtRatio(%v) = %q, want %q", r, got, want)
 		}
+	}
+}
+
+// What a spec wrote is cut to its last n lines with a count of the rest; exactly n lines is
+// whole, with no marker.
+func TestTailLinesKeepsExactlyN(t *testing.T) {
+	lines := func(n int) string {
+		var s []string
+		for i := 1; i <= n; i++ {
+			s = append(s, fmt.Sprintf("l%d", i))
+		}
+		return strings.Join(s, "\n")
+	}
+	if got := tailLines(lines(3), 3); got != "l1\nl2\nl3" {
+		t.Errorf("3 lines of 3: %q", got)
+	}
+	if got := tailLines(lines(4), 3); got != "... (1 lines before)\nl2\nl3\nl4" {
+		t.Errorf("4 lines of 3: %q", got)
+	}
+}
+
+// A failed cell's full failure on the page is its failed entry's, never the detail an entry
+// that passed or skipped before it carries.
+func TestHTMLDetailIsTheFailedEntrys(t *testing.T) {
+	m := Build([]*Run{{File: "a", Label: "k", Cases: []Case{
+		{ID: "D7", Text: "on deadline", Status: Skip, Message: "lacks x", Detail: "skipped\n\nnot the failure"},
+		{ID: "D7", Text: "on cancel", Status: Fail, Message: "late", Detail: "late\n\nhistory: 3 calls"},
+	}}})
+	var buf bytes.Buffer
+	if err := HTML(&buf, m, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); !strings.Contains(page, "<pre>late\n\nhistory: 3 calls</pre>") || strings.Contains(page, "<pre>skipped") {
+		t.Errorf("page shows another entry's detail:\n%s", page)
 	}
 }
