@@ -97,13 +97,7 @@ func TestGateJudgesSuffixedColumnsByTheirOwnBackend(t *testing.T) {
 	} {
 		m := Build([]*Run{failing(tt.label, tt.isolated)}, b.IDs()...)
 		g := GateWith(m, b, GateOptions{Only: []string{tt.label}})
-		var blocking []string
-		for _, c := range g.Changes {
-			if c.Blocking() {
-				blocking = append(blocking, string(c.Kind)+" "+c.ID)
-			}
-		}
-		if got := strings.Join(blocking, ", "); got != tt.blocking {
+		if got := blockingChanges(g); got != tt.blocking {
 			t.Errorf("%s: blocking %q, want %q\n%s", tt.label, got, tt.blocking, g.Report())
 		}
 	}
@@ -133,14 +127,19 @@ func TestReleaseEntriesReplaceTheBackendsBothWays(t *testing.T) {
 		m := Build([]*Run{{File: "ginkgo-" + tt.label + ".json", Label: tt.label, Meta: &Meta{Backend: tt.label},
 			Cases: []Case{{ID: "D1", Status: Pass}, {ID: "D2", Status: Fail, Message: "lost"}, {ID: "G1", Status: Fail, Message: "split"}}}}, b.IDs()...)
 		g := GateWith(m, b, GateOptions{Only: []string{tt.label}})
-		var blocking []string
-		for _, c := range g.Changes {
-			if c.Blocking() {
-				blocking = append(blocking, string(c.Kind)+" "+c.ID)
-			}
-		}
-		if got := strings.Join(blocking, ", "); got != tt.blocking {
+		if got := blockingChanges(g); got != tt.blocking {
 			t.Errorf("%s: blocking %q, want %q\n%s", tt.label, got, tt.blocking, g.Report())
 		}
 	}
+}
+
+// blockingChanges lists g's blocking changes as "<kind> <ID>", in the gate's order.
+func blockingChanges(g *GateResult) string {
+	var out []string
+	for _, c := range g.Changes {
+		if c.Blocking() {
+			out = append(out, string(c.Kind)+" "+c.ID)
+		}
+	}
+	return strings.Join(out, ", ")
 }
