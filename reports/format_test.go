@@ -84,3 +84,14 @@ func TestHTMLDetailIsTheFailedEntrys(t *testing.T) {
 		t.Errorf("page shows another entry's detail:\n%s", page)
 	}
 }
+
+// A column label cut to 5 runes keeps its start and its end, as longer cuts do; below 5 it
+// keeps only its start.
+func TestMidTruncateFromFiveRunes(t *testing.T) {
+	if got := midTruncate("kafka+isolated", 5); got != "ka…ed" {
+		t.Errorf("midTruncate to 5: %q", got)
+	}
+	if got := midTruncate("kafka+isolated", 4); got != "kaf…" {
+		t.Errorf("midTruncate to 4: %q", got)
+	}
+}
