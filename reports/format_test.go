@@ -95,3 +95,16 @@ func TestMidTruncateFromFiveRunes(t *testing.T) {
 		t.Errorf("midTruncate to 4: %q", got)
 	}
 }
+
+// A matrix with nothing to note (every cell passed) has no empty notes block: one blank line
+// between the table and the legend.
+func TestTerminalWithoutNotesHasNoEmptyBlock(t *testing.T) {
+	m := Build([]*Run{{File: "a", Label: "k", Meta: &Meta{Backend: "k"}, Cases: []Case{{ID: "D1", Status: Pass}}}})
+	var buf bytes.Buffer
+	if err := Terminal(&buf, m, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Contains(out, "\n\n\n") || !strings.Contains(out, "\n\n(FAIL: a MUST failed") {
+		t.Errorf("terminal:\n%q", out)
+	}
+}
