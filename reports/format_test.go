@@ -108,3 +108,23 @@ func TestTerminalWithoutNotesHasNoEmptyBlock(t *testing.T) {
 		t.Errorf("terminal:\n%q", out)
 	}
 }
+
+// A cell that did not run (here: a table whose second entry never started) shows no duration
+// in the terminal, though its first entry took time; a passing cell shows its own.
+func TestTerminalNotRunCellHasNoDuration(t *testing.T) {
+	m := Build([]*Run{{File: "a", Label: "k", Meta: &Meta{Backend: "k"}, Cases: []Case{
+		{ID: "D7", Text: "on cancel", Status: Pass, Duration: 2 * time.Second},
+		{ID: "D7", Text: "on deadline", Status: NotRun, Message: "interrupted"},
+		{ID: "D1", Status: Pass, Duration: 3 * time.Second},
+	}}})
+	if c := m.Cell("D7", "k"); c == nil || c.Status != NotRun || c.Duration != 2*time.Second {
+		t.Fatalf("D7 cell %+v", c)
+	}
+	var buf bytes.Buffer
+	if err := Terminal(&buf, m, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Contains(out, "2.0s") || !strings.Contains(out, "3.0s") {
+		t.Errorf("terminal:\n%s", out)
+	}
+}
