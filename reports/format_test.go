@@ -128,3 +128,16 @@ func TestTerminalNotRunCellHasNoDuration(t *testing.T) {
 		t.Errorf("terminal:\n%s", out)
 	}
 }
+
+// Setup failures for the terminal: process 1's own failure once, the other processes' echoes
+// of it left out; only echoes keep one of them.
+func TestSetupFailuresLeaveOutEchoes(t *testing.T) {
+	own := Case{Setup: true, NodeType: "SynchronizedBeforeSuite", Status: Fail, Message: "broker did not start"}
+	echo := Case{Setup: true, NodeType: "SynchronizedBeforeSuite", Status: Fail, Message: "\x1b[1mSynchronizedBeforeSuite failed on Ginkgo parallel process #1\x1b[0m"}
+	if got := setupFailures(&Backend{Setup: []Case{echo, own, echo}}); len(got) != 1 || got[0].Message != own.Message {
+		t.Errorf("own and echoes: %+v", got)
+	}
+	if got := setupFailures(&Backend{Setup: []Case{echo, echo}}); len(got) != 1 || got[0].Message != "SynchronizedBeforeSuite failed on Ginkgo parallel process #1" {
+		t.Errorf("echoes only: %+v", got)
+	}
+}
