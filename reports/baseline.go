@@ -311,8 +311,10 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 		labels[l] = true
 	}
 	for _, be := range m.Backends {
-		if be.Meta != nil && be.Meta.Isolated && b.Backends[be.Label] == nil {
-			// An isolation-mode column (docs/isolation.md) is a diagnosis, not a result to gate.
+		if _, listed := b.Backends[be.Label]; be.Meta != nil && be.Meta.Isolated && !listed {
+			// An isolation-mode column (docs/isolation.md) is a diagnosis, not a result to gate,
+			// unless the baseline lists it (even with no entries: `kafka+isolated:`): then it is
+			// gated, and only that.
 			g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: be.Label, ID: "*", Actual: NotRun,
 				Detail: "isolation-mode column (PUBSUB_ISOLATE=topics): a diagnosis, not gated"})
 			continue

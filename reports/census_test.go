@@ -179,3 +179,12 @@ func TestSeedOfTheFirstReportWithOne(t *testing.T) {
 		t.Errorf("seed %d, want 42", got)
 	}
 }
+
+// A census without runs (a zero Census, as a caller may build one) renders its header and no
+// suite-time line: there is no minimum or median of nothing.
+func TestCensusMarkdownWithoutRuns(t *testing.T) {
+	md := (&Census{}).Markdown()
+	if !strings.HasPrefix(md, "# Flake census: 0 runs of \n") || strings.Contains(md, "Suite time") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,27 @@ func TestTerminalLabelsStayApart(t *testing.T) {
 	}
 	if got := midTruncate("pulsar-persistent", 15); got != "pulsar-…sistent" {
 		t.Errorf("midTruncate: %q", got)
+	}
+}
+
+// An isolated column the baseline lists is gated, also when its key has no entries (YAML
+// `tg+isolated:`, a null): then its failures are new, and the report does not also call it a
+// diagnosis that is not gated. Each column then has at most one whole-backend change.
+func TestIsolatedColumnListedWithoutEntriesIsGated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "baseline.yaml")
+	writeFile(t, path, "backends:\n  tg:\n    D1: pass\n  tg+isolated:\n")
+	b, err := ReadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Build([]*Run{{File: "ginkgo-tg+isolated.json", Label: "tg+isolated", Meta: &Meta{Backend: "tg+isolated", Isolated: true},
+		Cases: []Case{{ID: "D1", Status: Fail, Message: "y"}, {ID: "D2", Status: Pass}}}})
+	g := GateWith(m, b, GateOptions{Only: []string{"tg+isolated"}})
+	var got []string
+	for _, c := range g.Changes {
+		got = append(got, string(c.Kind)+" "+c.Backend+" "+c.ID)
+	}
+	if want := "new failure tg+isolated D1; new spec tg+isolated *"; strings.Join(got, "; ") != want || !g.Failed() {
+		t.Errorf("changes %q, want %q:\n%s", got, want, g.Report())
 	}
 }

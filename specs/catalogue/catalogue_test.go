@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -128,6 +129,41 @@ func TestParseIDs(t *testing.T) {
 	} {
 		if _, err := ParseIDs(list); err == nil || err.Error() != want {
 			t.Errorf("%q: %v\nwant %s", list, err, want)
+		}
+	}
+}
+
+// An ID is its area's letter followed by a number of any length, and nothing else: a bare
+// letter, a number with a tail, or a second letter is refused; D10 and G100 are IDs.
+func TestCheckIDsOfAnyLengthOnly(t *testing.T) {
+	entry := func(id string) Behaviour {
+		return Behaviour{ID: id, Area: "delivery", Title: "t", Level: MUST, Source: "s", Requirement: "MUST x"}
+	}
+	for id, bad := range map[string]bool{
+		"D": true, "D1x": true, "DD1": true, "D-1": true, "D1 ": true, "d1": true,
+		"D1": false, "D10": false, "D100": false, "D1234": false,
+	} {
+		got := Check([]Behaviour{entry(id)})
+		if want := fmt.Sprintf(`catalogue entry 1 (%q): an ID of area delivery is D followed by a number`, id); bad != (len(got) == 1 && got[0] == want) || !bad && len(got) != 0 {
+			t.Errorf("Check(%q) = %q; refused: want %v", id, got, bad)
+		}
+	}
+}
+
+// The ID label is a label that starts with "id:", whatever the ID's length; a label that only
+// contains "id:" elsewhere is not one.
+func TestIDFromLabelsTakesOnlyTheIDLabel(t *testing.T) {
+	for _, tt := range []struct {
+		labels []string
+		want   string
+	}{
+		{[]string{"grid:D1", "id:D10"}, "D10"},
+		{[]string{"backend:kafka~id:x", "id:C12"}, "C12"},
+		{[]string{"xid:D1"}, ""},
+		{[]string{"id:W2", "id:D1"}, "W2"},
+	} {
+		if got := IDFromLabels(tt.labels); got != tt.want {
+			t.Errorf("IDFromLabels(%q) = %q, want %q", tt.labels, got, tt.want)
 		}
 	}
 }
