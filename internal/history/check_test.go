@@ -712,3 +712,60 @@ func TestLateReturnGraceIsInclusive(t *testing.T) {
 		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
 		recvTimeout("c1", 20, 5_001, 2_000).check(DefaultPolicy()), LateReturn, 1)
 }
+
+// An Ack in force settles a message for good, whatever explained its earlier redeliveries: a
+// message nacked, delivered again and acked that comes a third time is a redelivery of an
+// acked message (C-ACK-2), under faults too. The nack explains the second delivery only.
+func TestAckedRedeliveredAfterANackedDelivery(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recv("c1", "m1", "d2", 60, 70).
+		settle(Ack, "c1", "m1", "d2", 72, 74).
+		recv("c1", "m1", "d3", 80, 90)
+	fs := b.check(DefaultPolicy())
+	only(t, fs, AckedRedelivered, 1)
+	if len(fs) == 1 && (len(fs[0].Ops) != 3 || fs[0].Ops[0].Delivery != "d2" || fs[0].Ops[2].Delivery != "d3") {
+		t.Errorf("the finding's evidence is %v, want the acked delivery d2, its Ack and d3", fs[0].Ops)
+	}
+	p := DefaultPolicy()
+	p.Faults = true
+	only(t, b.check(p), AckedRedelivered, 1)
+}
+
+// The crash allowance excuses the redelivery of what the crashed consumer acked, not of what
+// another consumer acked later: m1 acked by c1 just before its client died comes again to c2,
+// which acks it; a third delivery breaks c2's Ack.
+func TestAckedRedeliveredAfterAnExcusedCrash(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		add(Op{Kind: Kill}, 100, 100)
+	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 120, 130)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	b.subs["c2"] = b.ops[len(b.ops)-1]
+	b.recv("c2", "m1", "d1b", 140, 150).settle(Ack, "c2", "m1", "d1b", 151, 152)
+	b.recv("c2", "m1", "d1c", 160, 170)
+	for i := len(b.ops) - 3; i < len(b.ops); i++ {
+		b.ops[i].Client = "y#1"
+	}
+	fs := b.check(DefaultPolicy())
+	only(t, fs, AckedRedelivered, 1)
+	if len(fs) == 1 && fs[0].Ops[2].Delivery != "d1c" {
+		t.Errorf("the finding is about %s, want the third delivery d1c: %s", fs[0].Ops[2].Delivery, fs[0])
+	}
+}
+
+// Every unexplained redelivery is a finding: a message handed out three times with nothing to
+// explain it is two duplicates, not one.
+func TestDuplicateCountsEveryRedelivery(t *testing.T) {
+	fs := dupHistory().recv("c1", "m1", "d1c", 80, 90).check(DefaultPolicy())
+	only(t, fs, Duplicate, 2)
+	if len(fs) == 2 && (fs[0].Ops[1].Delivery != "d1b" || fs[1].Ops[1].Delivery != "d1c") {
+		t.Errorf("duplicates of %s and %s, want d1b and d1c", fs[0].Ops[1].Delivery, fs[1].Ops[1].Delivery)
+	}
+}
