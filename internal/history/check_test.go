@@ -769,3 +769,97 @@ func TestDuplicateCountsEveryRedelivery(t *testing.T) {
 		t.Errorf("duplicates of %s and %s, want d1b and d1c", fs[0].Ops[1].Delivery, fs[1].Ops[1].Delivery)
 	}
 }
+
+// Only a subscription obliged to get a message can discharge it: a notify subscription whose
+// consumer was away when m1 was sent (without transient replay it is owed nothing) may get m1
+// all the same, but the subscription that was owed it, read past it, still lost it.
+func TestLostNotDischargedByAnUnobligedSubscription(t *testing.T) {
+	const notify = "notify:tg:n"
+	b := newBuilder().
+		consumer("c1", notify, "a", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", notify, "b", backends.Latest, backends.Shared, 0, 10).
+		close("c2", 12, 14).
+		send("p1", notify, "m1", 20, 30, nil).
+		consumer("c3", notify, "b", backends.Latest, backends.Shared, 32, 34).
+		send("p1", notify, "m2", 40, 50, nil).
+		recv("c3", "m1", "d1", 60, 70).
+		recv("c1", "m2", "d2", 60, 70)
+	p := DefaultPolicy()
+	p.TransientReplay = false
+	fs := b.check(p)
+	only(t, fs, Lost, 1)
+	if len(fs) == 1 && (fs[0].Key != "m1" || !strings.Contains(fs[0].Detail, "(notify:tg:n/a)")) {
+		t.Errorf("the loss is %s, want m1 owed to notify:tg:n/a alone", fs[0])
+	}
+}
+
+// A latest subscription may receive a message sent both before its first Consumer call and
+// after it returned: the second Send obliges it. Only a message whose every Send returned
+// before is a wrong delivery.
+func TestWrongSubscriptionNotWhenSentAgainAfter(t *testing.T) {
+	none(t, newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		send("p1", flow, "m1", 60, 70, nil).
+		recv("c1", "m1", "d1", 80, 90).check(DefaultPolicy()))
+}
+
+// A DeleteTopic that failed deleted nothing (C-TOP-3 applies to a delete that returned nil):
+// the subscription after it is the same one, and what it was sent before stays its own.
+func TestFailedDeleteStartsNothing(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		close("c1", 31, 32).
+		add(Op{Kind: DeleteTopic, Topic: flow, Err: backends.ErrUnavailable}, 33, 34).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c2", "m1", "d1", 60, 70)
+	none(t, b.check(DefaultPolicy()))
+	// The same delete returning nil makes c2's a new latest subscription, which must not get m1.
+	b.ops[3].Err = nil
+	only(t, b.check(DefaultPolicy()), WrongSubscription, 1)
+}
+
+// A consumer that closed gracefully before its client was killed did not crash: what it acked
+// stays acked even when the kill comes within AckCrashBound of the Ack (C-ACK-5: once Close
+// returned, its acks are stored).
+func TestAckedRedeliveredAfterACloseThenAKill(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		close("c1", 53, 54).
+		add(Op{Kind: Kill}, 500, 500)
+	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 510, 520)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	b.subs["c2"] = b.ops[len(b.ops)-1]
+	b.recv("c2", "m1", "d1b", 600, 610)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
+}
+
+// A Nack that returned an error owes nothing: it is not a nack the checker holds the
+// subscription to (C-NACK-1 is about a Nack that returned nil).
+func TestFailedNackOwesNoRedelivery(t *testing.T) {
+	b := nackHistory(40_000)
+	b.ops[3].Err = backends.ErrUnavailable
+	none(t, b.check(DefaultPolicy()))
+}
+
+// Report shows at most perAnomaly findings of a class and counts the rest.
+func TestReportLimitsEachClass(t *testing.T) {
+	fs := []Finding{{Anomaly: Lost, Key: "m1"}, {Anomaly: Lost, Key: "m2"}, {Anomaly: Duplicate, Key: "m3"}, {Anomaly: Lost, Key: "m4"}}
+	r := Report(time.Time{}, fs, 2)
+	if !strings.HasPrefix(r, "history checkers found 3 lost, 1 unexpected duplicate\n") {
+		t.Errorf("report's first line:\n%s", r)
+	}
+	for _, want := range []string{`"m1"`, `"m2"`, "\n  ... and 1 more lost", `"m3"`} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r, `"m4"`) {
+		t.Errorf("report shows a third lost message:\n%s", r)
+	}
+}
