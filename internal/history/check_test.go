@@ -64,6 +64,14 @@ func (b *builder) close(c string, start, end int) *builder {
 	return b.add(Op{Kind: CloseConsumer, Handle: c, Topic: s.Topic, Subscription: s.Subscription}, start, end)
 }
 
+// elsewhere adds a consumer c of flow's subscription s on another client, "y#1" (the one a
+// crash or a client's Close left the subscription to).
+func (b *builder) elsewhere(c string, start, end int) *builder {
+	b.consumer(c, flow, "s", 0, backends.Shared, start, end)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	return b
+}
+
 func (b *builder) check(p Policy) []Finding { return Check(b.ops, p) }
 
 func only(t *testing.T, fs []Finding, want Anomaly, n int) {
@@ -538,10 +546,7 @@ func TestAckedRedeliveredAfterAClientClose(t *testing.T) {
 		recv("c1", "m1", "d1", 40, 50).
 		settle(Ack, "c1", "m1", "d1", 51, 52).
 		add(Op{Kind: CloseBackend}, 100, 110)
-	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 120, 130)
-	b.ops[len(b.ops)-1].Client = "y#1"
-	b.subs["c2"] = b.ops[len(b.ops)-1]
-	b.recv("c2", "m1", "d1b", 140, 150)
+	b.elsewhere("c2", 120, 130).recv("c2", "m1", "d1b", 140, 150)
 	b.ops[len(b.ops)-1].Client = "y#1"
 	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
 }
@@ -555,10 +560,7 @@ func TestAckCrashBoundIsExclusive(t *testing.T) {
 		recv("c1", "m1", "d1", 40, 50).
 		settle(Ack, "c1", "m1", "d1", 51, 52).
 		add(Op{Kind: Kill}, 1052, 1052)
-	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 1053, 1054)
-	b.ops[len(b.ops)-1].Client = "y#1"
-	b.subs["c2"] = b.ops[len(b.ops)-1]
-	b.recv("c2", "m1", "d1b", 1055, 1056)
+	b.elsewhere("c2", 1053, 1054).recv("c2", "m1", "d1b", 1055, 1056)
 	b.ops[len(b.ops)-1].Client = "y#1"
 	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
 }
@@ -831,10 +833,7 @@ func TestAckedRedeliveredAfterACloseThenAKill(t *testing.T) {
 		settle(Ack, "c1", "m1", "d1", 51, 52).
 		close("c1", 53, 54).
 		add(Op{Kind: Kill}, 500, 500)
-	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 510, 520)
-	b.ops[len(b.ops)-1].Client = "y#1"
-	b.subs["c2"] = b.ops[len(b.ops)-1]
-	b.recv("c2", "m1", "d1b", 600, 610)
+	b.elsewhere("c2", 510, 520).recv("c2", "m1", "d1b", 600, 610)
 	b.ops[len(b.ops)-1].Client = "y#1"
 	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
 }
