@@ -862,3 +862,16 @@ func TestReportLimitsEachClass(t *testing.T) {
 		t.Errorf("report shows a third lost message:\n%s", r)
 	}
 }
+
+// A delivery does not explain itself: a consumer that began closing before m1's first delivery
+// and received m1 again while another member held it is a duplicate (its Close did not
+// start between the two deliveries, so no member left in between).
+func TestDuplicateNotExplainedByADeliveryItself(t *testing.T) {
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 3).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 0, 3).
+		close("c2", 5, 100).
+		send("p1", flow, "m1", 6, 8, nil).
+		recv("c1", "m1", "d1", 10, 20).
+		recv("c2", "m1", "d1b", 30, 40).check(DefaultPolicy()), Duplicate, 1)
+}
