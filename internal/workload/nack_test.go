@@ -200,7 +200,7 @@ func TestRunDrainAwaitsALateRedelivery(t *testing.T) {
 	slow := mutants.WrapConsumers(b, func(c backends.Consumer) backends.Consumer { return slowNacks{c, 300 * time.Millisecond} })
 	runs++
 	cfg := ReferenceConfig(fmt.Sprintf("s%d", runs))
-	cfg.Quiet, cfg.NackWithin = 50*time.Millisecond, 10*time.Second
+	cfg.Quiet, cfg.NackWithin = 50*time.Millisecond, 3*time.Second
 	res, err := Run(context.Background(), history.Wrap(slow, rec, "workload"), rec, Program{{Op: Send}, {Op: Receive, Pick: 1}, {Op: Nack}}, cfg)
 	if err != nil {
 		t.Fatal(err)
