@@ -399,29 +399,32 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 			}
 			for i := 1; i < len(ds); i++ {
 				di := ds[i]
+				// Every earlier delivery is looked at: an Ack in force of any of them makes this
+				// one a redelivery of an acked message whatever explains the others (a message
+				// nacked, delivered again and acked must not come a third time, C-ACK-2).
 				var acked *Op
 				var ackedDelivery Op
 				explained := false
-				for j := 0; j < i && !explained; j++ {
+				for j := 0; j < i; j++ {
 					dj := ds[j]
 					if a, ok := h.ackedBefore(dj, di.Start); ok {
 						if h.crashedSoonAfter(dj, a, di, p) {
 							explained = true // C-ACK-6
-							continue
-						}
-						if acked == nil {
+						} else if acked == nil {
 							acked, ackedDelivery = &a, dj
 						}
 						continue
 					}
-					explained = p.Faults || h.redeliveryCause(s, dj, di)
+					if !explained {
+						explained = p.Faults || h.redeliveryCause(s, dj, di)
+					}
 				}
 				switch {
-				case explained:
 				case acked != nil:
 					out = append(out, Finding{Anomaly: AckedRedelivered, Contract: "C-ACK-2", Key: k, Subscription: s.key,
 						Detail: fmt.Sprintf("delivered again %s after its Ack returned nil", di.Start.Sub(acked.End).Round(time.Millisecond)),
 						Ops:    []Op{ackedDelivery, *acked, di}})
+				case explained:
 				default:
 					out = append(out, Finding{Anomaly: Duplicate, Contract: "D3, C-ACK-1", Key: k, Subscription: s.key,
 						Detail: "received again while no nack, close, kill, change of members or second Send of it explains a redelivery",

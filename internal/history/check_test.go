@@ -64,6 +64,14 @@ func (b *builder) close(c string, start, end int) *builder {
 	return b.add(Op{Kind: CloseConsumer, Handle: c, Topic: s.Topic, Subscription: s.Subscription}, start, end)
 }
 
+// elsewhere adds a consumer c of flow's subscription s on another client, "y#1" (the one a
+// crash or a client's Close left the subscription to).
+func (b *builder) elsewhere(c string, start, end int) *builder {
+	b.consumer(c, flow, "s", 0, backends.Shared, start, end)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	return b
+}
+
 func (b *builder) check(p Policy) []Finding { return Check(b.ops, p) }
 
 func only(t *testing.T, fs []Finding, want Anomaly, n int) {
@@ -538,10 +546,7 @@ func TestAckedRedeliveredAfterAClientClose(t *testing.T) {
 		recv("c1", "m1", "d1", 40, 50).
 		settle(Ack, "c1", "m1", "d1", 51, 52).
 		add(Op{Kind: CloseBackend}, 100, 110)
-	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 120, 130)
-	b.ops[len(b.ops)-1].Client = "y#1"
-	b.subs["c2"] = b.ops[len(b.ops)-1]
-	b.recv("c2", "m1", "d1b", 140, 150)
+	b.elsewhere("c2", 120, 130).recv("c2", "m1", "d1b", 140, 150)
 	b.ops[len(b.ops)-1].Client = "y#1"
 	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
 }
@@ -555,10 +560,7 @@ func TestAckCrashBoundIsExclusive(t *testing.T) {
 		recv("c1", "m1", "d1", 40, 50).
 		settle(Ack, "c1", "m1", "d1", 51, 52).
 		add(Op{Kind: Kill}, 1052, 1052)
-	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 1053, 1054)
-	b.ops[len(b.ops)-1].Client = "y#1"
-	b.subs["c2"] = b.ops[len(b.ops)-1]
-	b.recv("c2", "m1", "d1b", 1055, 1056)
+	b.elsewhere("c2", 1053, 1054).recv("c2", "m1", "d1b", 1055, 1056)
 	b.ops[len(b.ops)-1].Client = "y#1"
 	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
 }
@@ -711,4 +713,165 @@ func TestLateReturnGraceIsInclusive(t *testing.T) {
 	only(t, newBuilder().
 		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
 		recvTimeout("c1", 20, 5_001, 2_000).check(DefaultPolicy()), LateReturn, 1)
+}
+
+// An Ack in force settles a message for good, whatever explained its earlier redeliveries: a
+// message nacked, delivered again and acked that comes a third time is a redelivery of an
+// acked message (C-ACK-2), under faults too. The nack explains the second delivery only.
+func TestAckedRedeliveredAfterANackedDelivery(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Nack, "c1", "m1", "d1", 52, 54).
+		recv("c1", "m1", "d2", 60, 70).
+		settle(Ack, "c1", "m1", "d2", 72, 74).
+		recv("c1", "m1", "d3", 80, 90)
+	fs := b.check(DefaultPolicy())
+	only(t, fs, AckedRedelivered, 1)
+	if len(fs) == 1 && (len(fs[0].Ops) != 3 || fs[0].Ops[0].Delivery != "d2" || fs[0].Ops[2].Delivery != "d3") {
+		t.Errorf("the finding's evidence is %v, want the acked delivery d2, its Ack and d3", fs[0].Ops)
+	}
+	p := DefaultPolicy()
+	p.Faults = true
+	only(t, b.check(p), AckedRedelivered, 1)
+}
+
+// The crash allowance excuses the redelivery of what the crashed consumer acked, not of what
+// another consumer acked later: m1 acked by c1 just before its client died comes again to c2,
+// which acks it; a third delivery breaks c2's Ack.
+func TestAckedRedeliveredAfterAnExcusedCrash(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		add(Op{Kind: Kill}, 100, 100)
+	b.add(Op{Kind: NewConsumer, Handle: "c2", Topic: flow, Subscription: "s", Mode: backends.Shared}, 120, 130)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	b.subs["c2"] = b.ops[len(b.ops)-1]
+	b.recv("c2", "m1", "d1b", 140, 150).settle(Ack, "c2", "m1", "d1b", 151, 152)
+	b.recv("c2", "m1", "d1c", 160, 170)
+	for i := len(b.ops) - 3; i < len(b.ops); i++ {
+		b.ops[i].Client = "y#1"
+	}
+	fs := b.check(DefaultPolicy())
+	only(t, fs, AckedRedelivered, 1)
+	if len(fs) == 1 && fs[0].Ops[2].Delivery != "d1c" {
+		t.Errorf("the finding is about %s, want the third delivery d1c: %s", fs[0].Ops[2].Delivery, fs[0])
+	}
+}
+
+// Every unexplained redelivery is a finding: a message handed out three times with nothing to
+// explain it is two duplicates, not one.
+func TestDuplicateCountsEveryRedelivery(t *testing.T) {
+	fs := dupHistory().recv("c1", "m1", "d1c", 80, 90).check(DefaultPolicy())
+	only(t, fs, Duplicate, 2)
+	if len(fs) == 2 && (fs[0].Ops[1].Delivery != "d1b" || fs[1].Ops[1].Delivery != "d1c") {
+		t.Errorf("duplicates of %s and %s, want d1b and d1c", fs[0].Ops[1].Delivery, fs[1].Ops[1].Delivery)
+	}
+}
+
+// Only a subscription obliged to get a message can discharge it: a notify subscription whose
+// consumer was away when m1 was sent (without transient replay it is owed nothing) may get m1
+// all the same, but the subscription that was owed it, read past it, still lost it.
+func TestLostNotDischargedByAnUnobligedSubscription(t *testing.T) {
+	const notify = "notify:tg:n"
+	b := newBuilder().
+		consumer("c1", notify, "a", backends.Latest, backends.Shared, 0, 10).
+		consumer("c2", notify, "b", backends.Latest, backends.Shared, 0, 10).
+		close("c2", 12, 14).
+		send("p1", notify, "m1", 20, 30, nil).
+		consumer("c3", notify, "b", backends.Latest, backends.Shared, 32, 34).
+		send("p1", notify, "m2", 40, 50, nil).
+		recv("c3", "m1", "d1", 60, 70).
+		recv("c1", "m2", "d2", 60, 70)
+	p := DefaultPolicy()
+	p.TransientReplay = false
+	fs := b.check(p)
+	only(t, fs, Lost, 1)
+	if len(fs) == 1 && (fs[0].Key != "m1" || !strings.Contains(fs[0].Detail, "(notify:tg:n/a)")) {
+		t.Errorf("the loss is %s, want m1 owed to notify:tg:n/a alone", fs[0])
+	}
+}
+
+// A latest subscription may receive a message sent both before its first Consumer call and
+// after it returned: the second Send obliges it. Only a message whose every Send returned
+// before is a wrong delivery.
+func TestWrongSubscriptionNotWhenSentAgainAfter(t *testing.T) {
+	none(t, newBuilder().
+		send("p1", flow, "m1", 0, 10, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		send("p1", flow, "m1", 60, 70, nil).
+		recv("c1", "m1", "d1", 80, 90).check(DefaultPolicy()))
+}
+
+// A DeleteTopic that failed deleted nothing (C-TOP-3 applies to a delete that returned nil):
+// the subscription after it is the same one, and what it was sent before stays its own.
+func TestFailedDeleteStartsNothing(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		close("c1", 31, 32).
+		add(Op{Kind: DeleteTopic, Topic: flow, Err: backends.ErrUnavailable}, 33, 34).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c2", "m1", "d1", 60, 70)
+	none(t, b.check(DefaultPolicy()))
+	// The same delete returning nil makes c2's a new latest subscription, which must not get m1.
+	b.ops[3].Err = nil
+	only(t, b.check(DefaultPolicy()), WrongSubscription, 1)
+}
+
+// A consumer that closed gracefully before its client was killed did not crash: what it acked
+// stays acked even when the kill comes within AckCrashBound of the Ack (C-ACK-5: once Close
+// returned, its acks are stored).
+func TestAckedRedeliveredAfterACloseThenAKill(t *testing.T) {
+	b := newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		recv("c1", "m1", "d1", 40, 50).
+		settle(Ack, "c1", "m1", "d1", 51, 52).
+		close("c1", 53, 54).
+		add(Op{Kind: Kill}, 500, 500)
+	b.elsewhere("c2", 510, 520).recv("c2", "m1", "d1b", 600, 610)
+	b.ops[len(b.ops)-1].Client = "y#1"
+	only(t, b.check(DefaultPolicy()), AckedRedelivered, 1)
+}
+
+// A Nack that returned an error owes nothing: it is not a nack the checker holds the
+// subscription to (C-NACK-1 is about a Nack that returned nil).
+func TestFailedNackOwesNoRedelivery(t *testing.T) {
+	b := nackHistory(40_000)
+	b.ops[3].Err = backends.ErrUnavailable
+	none(t, b.check(DefaultPolicy()))
+}
+
+// Report shows at most perAnomaly findings of a class and counts the rest.
+func TestReportLimitsEachClass(t *testing.T) {
+	fs := []Finding{{Anomaly: Lost, Key: "m1"}, {Anomaly: Lost, Key: "m2"}, {Anomaly: Duplicate, Key: "m3"}, {Anomaly: Lost, Key: "m4"}}
+	r := Report(time.Time{}, fs, 2)
+	if !strings.HasPrefix(r, "history checkers found 3 lost, 1 unexpected duplicate\n") {
+		t.Errorf("report's first line:\n%s", r)
+	}
+	for _, want := range []string{`"m1"`, `"m2"`, "\n  ... and 1 more lost", `"m3"`} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(r, `"m4"`) {
+		t.Errorf("report shows a third lost message:\n%s", r)
+	}
+}
+
+// A delivery does not explain itself: a consumer that began closing before m1's first delivery
+// and received m1 again while another member held it is a duplicate (its Close did not
+// start between the two deliveries, so no member left in between).
+func TestDuplicateNotExplainedByADeliveryItself(t *testing.T) {
+	only(t, newBuilder().
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 3).
+		consumer("c2", flow, "s", backends.Latest, backends.Shared, 0, 3).
+		close("c2", 5, 100).
+		send("p1", flow, "m1", 6, 8, nil).
+		recv("c1", "m1", "d1", 10, 20).
+		recv("c2", "m1", "d1b", 30, 40).check(DefaultPolicy()), Duplicate, 1)
 }

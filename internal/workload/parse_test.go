@@ -57,7 +57,7 @@ func TestParseProgramRejects(t *testing.T) {
 	for _, bad := range []string{
 		"sned(1)", "send", "send()", "send(-1)", "send(1,2)", "receive(1,short)", "ack(1)",
 		"nack(a,1)", "subscribe(t2,earliest,shared)", "subscribe(t0,first,shared)",
-		"subscribe(t0,earliest)", "join(1", "close(x)",
+		"subscribe(t0,earliest)", "join(1", "close(x)", "subscribe(1,earliest,shared)", "subscribe(tt0,earliest,shared)",
 	} {
 		if p, err := ParseProgram("send(0) " + bad); err == nil {
 			t.Errorf("ParseProgram(%q) = %s, want an error", bad, p)

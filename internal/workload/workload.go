@@ -777,9 +777,7 @@ func (r *run) drainOpenLocked(mu *sync.Mutex, m *member, first time.Duration) er
 func (r *run) closeAll() error {
 	var errs []error
 	for _, m := range r.live() {
-		if err := r.closeMember(m); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, r.closeMember(m)) // errors.Join leaves out the nils
 	}
 	for i, p := range r.prods {
 		ctx, cancel := r.call()
