@@ -44,8 +44,9 @@ PROCS        ?= 2
 # Parallel Ginkgo processes of the conformance run (all backends in one run): specs mostly wait
 # on the brokers, so more processes than cores shorten the run; --randomize-all lets the longest
 # waiters (SpecPriority in specs/) start first. Measured on 4 Dec, the default backends on 2
-# cores: 6 processes 220 s of suite, 10 processes 152 s, the same 128-131 CPU-s.
-CONFORMANCE_PROCS ?= 10
+# quiet cores: 6 processes 220 s of suite, 10 processes 126-132 s at ~150 CPU-s (the CPU 59 %
+# busy), 14 processes 110 s at the same CPU (docs/performance.md).
+CONFORMANCE_PROCS ?= 14
 GINKGO_FLAGS ?=
 # The conformance run (all backends) never takes longer than this (Ginkgo's suite timeout).
 SUITE_TIMEOUT ?= 45m
