@@ -72,12 +72,18 @@ type Policy struct {
 	// than this long before its consumer's process died (no Close) may come again (the
 	// contract's at-least-once crash allowance, C-ACK-6, backends.AckCrashBound on main).
 	AckCrashBound time.Duration
+	// MoveWithin: how long after a join or close of a subscription's members the rebalance it
+	// starts may still reach a member (at its next heartbeat or poll) and hand it a message
+	// again that it received meanwhile (C-ACK-8, the workload's Config.MoveWithin). Only a
+	// change that left another member open counts; 0 counts changes between the copies only.
+	MoveWithin time.Duration
 }
 
 // DefaultPolicy is the policy of a fault-free history of a backend with every capability.
 func DefaultPolicy() Policy {
 	return Policy{TransientReplay: true, TransientRedelivery: true,
-		NackWithin: 30 * time.Second, Grace: 3 * time.Second, Order: true, AckCrashBound: time.Second}
+		NackWithin: 30 * time.Second, Grace: 3 * time.Second, Order: true, AckCrashBound: time.Second,
+		MoveWithin: 30 * time.Second}
 }
 
 // PolicyFor is DefaultPolicy with b's declared capabilities (backends.Backend.Unsupported).
@@ -163,6 +169,16 @@ type consumerInfo struct {
 	closed time.Time // start of its Close, Kill or its client's Close; zero while open
 	killed time.Time // when its client was killed (backends.Killer), zero if never
 	sub    *subInfo
+}
+
+// openBeside reports whether a member of s other than c was open at t.
+func (s *subInfo) openBeside(c *consumerInfo, t time.Time) bool {
+	for _, o := range s.members {
+		if o != c && !o.open.End.After(t) && (o.closed.IsZero() || o.closed.After(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 type subInfo struct {
@@ -416,7 +432,7 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 						continue
 					}
 					if !explained {
-						explained = p.Faults || h.redeliveryCause(s, dj, di)
+						explained = p.Faults || h.redeliveryCause(s, dj, di, p.MoveWithin)
 					}
 				}
 				switch {
@@ -446,8 +462,9 @@ func (h *hist) crashedSoonAfter(earlier, ack, later Op, p Policy) bool {
 // redeliveryCause reports whether the contract lets earlier (not acknowledged) come again as
 // later on s: a Nack of it (C-NACK-1), its consumer closed or killed (C-ACK-1, C-CLOSE-1), or
 // the subscription's members changed in between (a rebalance hands unacknowledged messages to
-// another member).
-func (h *hist) redeliveryCause(s *subInfo, earlier, later Op) bool {
+// another member) - or less than moveWithin before earlier, by a change that left another
+// member open, whose rebalance may have reached this one only after earlier.
+func (h *hist) redeliveryCause(s *subInfo, earlier, later Op, moveWithin time.Duration) bool {
 	for _, n := range h.nacks {
 		if n.Handle == earlier.Handle && n.Delivery == earlier.Delivery && n.Start.Before(later.End) {
 			return true
@@ -456,11 +473,20 @@ func (h *hist) redeliveryCause(s *subInfo, earlier, later Op) bool {
 	if c := h.consumers[earlier.Handle]; c != nil && !c.closed.IsZero() && c.closed.Before(later.End) {
 		return true
 	}
+	changedAt := func(t time.Time, c *consumerInfo) bool {
+		if !t.Before(later.End) {
+			return false
+		}
+		if t.After(earlier.Start) {
+			return true
+		}
+		return moveWithin > 0 && earlier.Start.Sub(t) < moveWithin && s.openBeside(c, t)
+	}
 	for _, c := range s.members {
-		if c.open.End.After(earlier.Start) && c.open.Start.Before(later.End) {
+		if changedAt(c.open.End, c) {
 			return true // joined
 		}
-		if !c.closed.IsZero() && c.closed.After(earlier.Start) && c.closed.Before(later.End) {
+		if !c.closed.IsZero() && changedAt(c.closed, c) {
 			return true // left
 		}
 	}
