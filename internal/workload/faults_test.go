@@ -101,16 +101,8 @@ func runSettling(t *testing.T, prog string, sched string, refuseMoved bool, cfgf
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs++
-	br := memory.NewBroker()
-	mb, err := br.Open(context.Background(), backends.Config{Backend: memory.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mb.Close(context.Background())
+	br, mb, rec, cfg := onReference(t, "f")
 	down := &atomic.Bool{}
-	rec := history.NewRecorder()
-	cfg := ReferenceConfig(fmt.Sprintf("f%d", runs))
 	if sched != "" {
 		s, err := ParseSchedule(sched)
 		if err != nil {

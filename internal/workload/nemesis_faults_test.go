@@ -63,15 +63,7 @@ func runNemesis(t *testing.T, prog, sched string, n func(*memory.Broker) *Nemesi
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs++
-	br := memory.NewBroker()
-	b, err := br.Open(context.Background(), backends.Config{Backend: memory.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
-	rec := history.NewRecorder()
-	cfg := ReferenceConfig(fmt.Sprintf("k%d", runs))
+	br, b, rec, cfg := onReference(t, "k")
 	cfg.Nemesis, cfg.Schedule = n(br), s
 	return Run(context.Background(), history.Wrap(b, rec, "workload"), rec, p, cfg)
 }

@@ -31,15 +31,7 @@ func memoryNemesis(br *memory.Broker) *Nemesis {
 
 func runUnder(t *testing.T, prog Program, sched Schedule) (Result, Result) {
 	t.Helper()
-	runs++
-	br := memory.NewBroker()
-	b, err := br.Open(context.Background(), backends.Config{Backend: memory.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
-	rec := history.NewRecorder()
-	cfg := ReferenceConfig(fmt.Sprintf("n%d", runs))
+	br, b, rec, cfg := onReference(t, "n")
 	cfg.Nemesis, cfg.Schedule = memoryNemesis(br), sched
 	got, err := Run(context.Background(), history.Wrap(b, rec, "workload"), rec, prog, cfg)
 	if err != nil {

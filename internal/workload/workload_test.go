@@ -45,6 +45,21 @@ func open(t testing.TB, variant string) (backends.Backend, *history.Recorder) {
 
 var runs int
 
+// onReference opens a fresh in-process reference broker for one run of a test: the broker (for
+// a nemesis over it), its backend (closed when the test ends), a recorder, and the reference
+// configuration with a prefix of its own (tag and the run's number).
+func onReference(t *testing.T, tag string) (*memory.Broker, backends.Backend, *history.Recorder, Config) {
+	t.Helper()
+	runs++
+	br := memory.NewBroker()
+	b, err := br.Open(context.Background(), backends.Config{Backend: memory.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	return br, b, history.NewRecorder(), ReferenceConfig(fmt.Sprintf("%s%d", tag, runs))
+}
+
 func runOn(t testing.TB, variant string, prog Program) Result {
 	t.Helper()
 	runs++
