@@ -130,7 +130,10 @@ type Consumer interface {
 	// grouped ack); once this consumer's Close returned, every ack it returned is in force.
 	// [C-ACK-5] When the consumer's process dies instead (no Close), a message acked less than
 	// AckCrashBound before the death may be delivered again (at-least-once); one acked earlier is
-	// not. [C-ACK-6] A crash never costs an unacknowledged message, whatever was acked around it
+	// not. A broker out of reach for longer than the consumer's session (a network cut, a paused
+	// broker) is such a death to the group: a message acked less than AckCrashBound before it
+	// went out of reach, or in the first AckCrashBound of the outage, may be delivered again;
+	// a later Ack either is in force or returns an error. [C-ACK-6] A crash never costs an unacknowledged message, whatever was acked around it
 	// and in whatever order: every message the dead consumer had not acked reaches the
 	// subscription's next member. [C-ACK-7]
 	//

@@ -77,7 +77,17 @@ type Policy struct {
 	// again that it received meanwhile (C-ACK-8, the workload's Config.MoveWithin). Only a
 	// change that left another member open counts; 0 counts changes between the copies only.
 	MoveWithin time.Duration
+	// Outages are the periods the broker was out of reach for longer than a client session
+	// (a long network cut, reset or pause, a restart): the group may take the session of a
+	// member cut off that long, and with it the acks the member had not committed yet. An
+	// Ack that returned nil less than AckCrashBound before an outage began, or in its first
+	// AckCrashBound (before the client could know), may come again after it began, as after
+	// a crash (C-ACK-6).
+	Outages []Window
 }
+
+// Window is a period of time, Start before End.
+type Window struct{ Start, End time.Time }
 
 // DefaultPolicy is the policy of a fault-free history of a backend with every capability.
 func DefaultPolicy() Policy {
@@ -424,7 +434,7 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 				for j := 0; j < i; j++ {
 					dj := ds[j]
 					if a, ok := h.ackedBefore(dj, di.Start); ok {
-						if h.crashedSoonAfter(dj, a, di, p) {
+						if h.crashedSoonAfter(dj, a, di, p) || lostWithASession(a, di, p) {
 							explained = true // C-ACK-6
 						} else if acked == nil {
 							acked, ackedDelivery = &a, dj
@@ -457,6 +467,17 @@ func checkDuplicates(h *hist, p Policy) []Finding {
 func (h *hist) crashedSoonAfter(earlier, ack, later Op, p Policy) bool {
 	c := h.consumers[earlier.Handle]
 	return c != nil && !c.killed.IsZero() && c.killed.Before(later.End) && c.killed.Sub(ack.End) < p.AckCrashBound
+}
+
+// lostWithASession reports whether ack returned less than p.AckCrashBound before or after the
+// start of one of p.Outages that began before later was received (C-ACK-6).
+func lostWithASession(ack, later Op, p Policy) bool {
+	for _, w := range p.Outages {
+		if w.Start.Before(later.Start) && ack.End.After(w.Start.Add(-p.AckCrashBound)) && ack.End.Before(w.Start.Add(p.AckCrashBound)) {
+			return true
+		}
+	}
+	return false
 }
 
 // redeliveryCause reports whether the contract lets earlier (not acknowledged) come again as

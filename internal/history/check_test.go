@@ -908,3 +908,29 @@ func TestDuplicateNotExplainedByADeliveryItself(t *testing.T) {
 		recv("c1", "m1", "d1", 10, 20).
 		recv("c2", "m1", "d1b", 30, 40).check(p), Duplicate, 1)
 }
+
+// A broker out of reach for longer than a session is a crash to the group (C-ACK-6): an Ack
+// that returned nil less than AckCrashBound before the outage began, or in its first
+// AckCrashBound (before the client could know), may be lost with the member's session; one
+// outside that window is in force. Only a redelivery after the outage began is excused.
+func TestAckedRedeliveredAroundAnOutage(t *testing.T) {
+	outage := func(ackAt int, outageAt int) []Finding {
+		b := newBuilder().
+			consumer("c1", flow, "s", backends.Latest, backends.Shared, 0, 10).
+			send("p1", flow, "m1", 20, 30, nil).
+			recv("c1", "m1", "d1", 40, 50).
+			settle(Ack, "c1", "m1", "d1", ackAt-1, ackAt).
+			recv("c1", "m1", "d1b", 20000, 20001)
+		p := DefaultPolicy()
+		p.Faults = true
+		p.Outages = []Window{{Start: b.ms(outageAt), End: b.ms(outageAt + 9000)}}
+		return b.check(p)
+	}
+	none(t, outage(1000, 1500))                       // acked 0.5 s before the outage began
+	none(t, outage(2400, 1500))                       // acked 0.9 s into it
+	only(t, outage(1000, 2000), AckedRedelivered, 1)  // acked exactly AckCrashBound before it: in force
+	only(t, outage(2500, 1500), AckedRedelivered, 1)  // acked 1 s into it: in force
+	only(t, outage(1000, 5000), AckedRedelivered, 1)  // acked 4 s before it: in force
+	only(t, outage(1000, 20500), AckedRedelivered, 1) // the outage began after the redelivery
+	only(t, outage(12000, 1500), AckedRedelivered, 1) // acked after the outage ended
+}

@@ -142,6 +142,22 @@ type nemesisRun struct {
 	mu      sync.Mutex
 	lines   []string
 	pending <-chan error // the running fault's end, nil when none runs
+	// outages are the faults that kept the broker out of reach longer than a session (see
+	// outage), for the history checker's C-ACK-6 allowance (history.Policy.Outages).
+	outages []history.Window
+}
+
+// outage reports whether f keeps the broker out of reach for longer than a client session:
+// a long cut, reset, limit or pause, and a restart (as long as it takes). Latency keeps it
+// reachable; a kill is a consumer's crash, which the checker knows from the history.
+func outage(f FaultStep) bool {
+	switch f.Fault {
+	case FaultRestart:
+		return true
+	case FaultCut, FaultReset, FaultLimit, FaultPause:
+		return f.Long
+	}
+	return false
 }
 
 func (nr *nemesisRun) log(format string, args ...any) {
@@ -168,6 +184,7 @@ func (nr *nemesisRun) wait(ctx context.Context) error {
 func (nr *nemesisRun) hold(ctx context.Context, f FaultStep, d time.Duration, end func(context.Context) error) {
 	done := make(chan error, 1)
 	nr.pending = done
+	started := time.Now()
 	go func() {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -178,6 +195,11 @@ func (nr *nemesisRun) hold(ctx context.Context, f FaultStep, d time.Duration, en
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		err := end(ectx)
+		if outage(f) {
+			nr.mu.Lock()
+			nr.outages = append(nr.outages, history.Window{Start: started, End: time.Now()})
+			nr.mu.Unlock()
+		}
 		nr.log("%s ended (%v)", f, errOK(err))
 		if err != nil {
 			err = fmt.Errorf("nemesis: end %s: %w", f, err)

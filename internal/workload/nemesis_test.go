@@ -121,3 +121,23 @@ func TestNemesisCutSendsUncertain(t *testing.T) {
 		t.Fatal("the failed sends are not missing without the allowance: the test proves nothing")
 	}
 }
+
+// Only what keeps the broker out of reach longer than a session is an outage for the checker's
+// C-ACK-6 allowance: a short fault or added latency leaves every session in place.
+func TestOutageFaults(t *testing.T) {
+	for _, c := range []struct {
+		f    FaultStep
+		want bool
+	}{
+		{FaultStep{Fault: FaultCut, Long: true}, true}, {FaultStep{Fault: FaultCut}, false},
+		{FaultStep{Fault: FaultReset, Long: true}, true}, {FaultStep{Fault: FaultReset}, false},
+		{FaultStep{Fault: FaultLimit, Long: true}, true}, {FaultStep{Fault: FaultLimit}, false},
+		{FaultStep{Fault: FaultPause, Long: true}, true}, {FaultStep{Fault: FaultPause}, false},
+		{FaultStep{Fault: FaultRestart}, true},
+		{FaultStep{Fault: FaultLatency, Long: true}, false}, {FaultStep{Fault: FaultKill}, false},
+	} {
+		if got := outage(c.f); got != c.want {
+			t.Errorf("outage(%s) = %v, want %v", c.f, got, c.want)
+		}
+	}
+}

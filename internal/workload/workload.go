@@ -330,6 +330,9 @@ func Run(ctx context.Context, b backends.Backend, rec *history.Recorder, prog Pr
 	}
 	policy := history.PolicyFor(b)
 	policy.Faults = r.nem != nil
+	if r.nem != nil {
+		policy.Outages = r.nem.outages // every fault ended before the drain (nemesisRun.wait)
+	}
 	res.Findings = append(history.Check(ops, policy), r.extra...)
 	res.Took = time.Since(start)
 	return res, nil
