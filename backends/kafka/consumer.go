@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ck "github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -90,6 +91,10 @@ type consumer struct {
 	rebalanced chan struct{}
 	// assignments counts the books made (partAcks.assignment), under mu.
 	assignments uint64
+	// committedAt is when a commit of this member last succeeded (UnixNano; 0 before the
+	// first): the group knew the member then. An Ack returns before its commit only while
+	// that is less than backends.AckCrashBound ago (see Ack).
+	committedAt atomic.Int64
 	// reassigning is set, under mu, between an eager revoke and the assignment that always
 	// follows it (the classic protocol revokes every partition at every rebalance, also one
 	// that comes straight back): an Ack or Nack meeting no books then waits for that
@@ -600,7 +605,7 @@ func (c *consumer) resolveStart(parts []ck.TopicPartition) ([]ck.TopicPartition,
 		toCommit = append(toCommit, out[i])
 	}
 	if len(toCommit) > 0 {
-		if err := commit(c.kc, toCommit); err != nil {
+		if err := c.commit(c.kc, toCommit); err != nil {
 			return out, fresh, fmt.Errorf("commit the start position: %w", err)
 		}
 	}
@@ -791,9 +796,12 @@ func (c *consumer) own(what string, d backends.Delivery) (deliveryID, error) {
 // offset) with the acknowledged offsets above it in the commit's metadata (acks.go). An ack
 // never acknowledges an earlier unacknowledged message.
 //
-// By default Ack returns once the ack is in the books; the committer commits them at once or,
-// when it committed less than CommitInterval ago, when that interval is over, and Close and
-// each partition revoke commit what is left, synchronously (C-ACK-5, C-ACK-6). With KAFKA_ACK_SYNC every Ack commits before it returns, and an ack
+// By default Ack returns once the ack is in the books, while a commit of this member succeeded
+// less than backends.AckCrashBound ago; the committer commits them at once or, when it
+// committed less than CommitInterval ago, when that interval is over, and Close and each
+// partition revoke commit what is left, synchronously (C-ACK-5, C-ACK-6). Otherwise (an idle
+// member's first ack, a broker out of reach) and with KAFKA_ACK_SYNC the Ack commits before it
+// returns, so an ack after a session the group took is refused rather than lost. An ack
 // whose commit finds this member's group generation gone (a broker restart, an expired
 // session) waits, within ctx, for the revoke that librdkafka's rejoin brings (R6). Either way,
 // when the partition was revoked since d was received the ack fails with the moved error
@@ -830,10 +838,16 @@ func (c *consumer) Ack(ctx context.Context, d backends.Delivery) error {
 	if !changed {
 		return nil // acked before
 	}
-	if !c.b.kc.AckSync {
+	if !c.b.kc.AckSync && c.groupKnewUsWithin(backends.AckCrashBound) {
 		c.signalAcked()
 		return nil // the committer's to commit
 	}
+	// KAFKA_ACK_SYNC, or no commit of this member succeeded for AckCrashBound (an idle
+	// consumer, a broker out of reach, a session the group may have expired): this ack
+	// commits before it returns. A background commit could find the member fenced after Ack
+	// returned nil, and the partition's next owner deliver the message again (C-ACK-8; W2
+	// corpus w2-1796325014 and w2-1796326464 on kafka-kip848: acks right after a 9 s broker
+	// pause or connection reset, longer than the 6 s session).
 	what := fmt.Sprintf("kafka ack %s in group %s", d.ID, c.group)
 	for {
 		books, rebalanced, err := c.commitBooks(ctx, p)
@@ -922,7 +936,7 @@ func (c *consumer) commitBooks(ctx context.Context, p int32) (books *partAcks, r
 		}
 		point, meta := st.commitState()
 		c.mu.Unlock()
-		err := commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta}})
+		err := c.commit(c.kc, []ck.TopicPartition{{Topic: &c.name, Partition: p, Offset: ck.Offset(point), Metadata: &meta}})
 		res <- result{err, st, rebalanced}
 	}()
 	select {
@@ -1000,7 +1014,7 @@ func (c *consumer) commitDirty(kc *ck.Consumer) error {
 	if len(offsets) == 0 {
 		return nil
 	}
-	err := commit(kc, offsets)
+	err := c.commit(kc, offsets)
 	if err != nil {
 		c.mu.Lock()
 		for _, o := range offsets {
@@ -1100,7 +1114,7 @@ func (c *consumer) Close(ctx context.Context) error {
 }
 
 // commit commits offsets synchronously; a partition's own error counts as the commit's error.
-func commit(kc *ck.Consumer, offsets []ck.TopicPartition) error {
+func (c *consumer) commit(kc *ck.Consumer, offsets []ck.TopicPartition) error {
 	res, err := kc.CommitOffsets(offsets)
 	if err != nil {
 		return err
@@ -1110,5 +1124,12 @@ func commit(kc *ck.Consumer, offsets []ck.TopicPartition) error {
 			return p.Error
 		}
 	}
+	c.committedAt.Store(time.Now().UnixNano())
 	return nil
+}
+
+// groupKnewUsWithin reports whether a commit of this member succeeded less than d ago.
+func (c *consumer) groupKnewUsWithin(d time.Duration) bool {
+	at := c.committedAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < d
 }
