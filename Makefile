@@ -235,6 +235,24 @@ GO_FILES    = $(wildcard $(shell git ls-files -co --exclude-standard '*.go' 2>/d
 EMBEDDED    = $(wildcard internal/workload/testdata/corpus/*.txt fixtures/maven/*/pom.xml) internal/workload/testdata/corpus
 GO_SOURCES  = $(GO_FILES) $(sort $(dir $(GO_FILES))) $(EMBEDDED) go.mod go.sum
 WARM_BIN   := $(CONFORMANCE_BIN)
+# Linked binaries (the suite binary, preflight, compare, cost) are also kept in BIN_CACHE under
+# a key of what they are made of: the Go toolchain and build settings and the content (not the
+# mtime or path) of every file of GO_SOURCES. Go's build cache keeps the compiled packages
+# across clones (-trimpath) but never a `go build -o` or `go test -c` output, so a fresh clone
+# linked all four again: 7-14 s of wall before the first broker starts. The three newest
+# binaries of each name are kept.
+BIN_CACHE  ?= $(or $(PUBSUB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pubsub-conformance)/linked
+SOURCE_KEY  = $(eval SOURCE_KEY := $$(shell { $(GO) version; $(GO) env GOOS GOARCH GOAMD64 GOFLAGS GOEXPERIMENT CGO_ENABLED CC CXX CGO_CFLAGS CGO_CPPFLAGS CGO_CXXFLAGS CGO_LDFLAGS; \
+	  sha256sum $(sort $(filter-out %/ internal/workload/testdata/corpus,$(GO_SOURCES))); } | sha256sum | cut -c1-32))$(SOURCE_KEY)
+# $(call cached_link,<command that writes $@>): copy $@ from BIN_CACHE, else run the command and
+# keep its output there.
+define cached_link
+	@mkdir -p $(dir $@) $(BIN_CACHE)
+	@c=$(BIN_CACHE)/$(notdir $@)-$(SOURCE_KEY); \
+	if [ -x "$$c" ]; then cp "$$c" $@.tmp && mv $@.tmp $@; \
+	else echo '$(1)' && $(1) && cp $@ "$$c.$$$$" && mv "$$c.$$$$" "$$c" && \
+	  { ls -t $(BIN_CACHE)/$(notdir $@)-* | tail -n +4 | xargs -r rm -f; }; fi
+endef
 
 # The conformance run leaves out the specs labelled cluster (F5, leader failover on a private
 # three-node Kafka cluster: three more JVMs and ~40 s, which do not fit the 2-minute verdict on
@@ -253,22 +271,19 @@ CONFORMANCE_RUN = PUBSUB_BACKENDS=$(subst $(space),$(comma),$(strip $(BACKENDS))
 # like the suite binary, relinked only when a Go file changed (about 0.1 s a run when it was not).
 PREFLIGHT_BIN := $(REPORTS)/bin/preflight
 $(PREFLIGHT_BIN): $(GO_SOURCES) | setup
-	@mkdir -p $(dir $@)
-	$(GO) build -o $@ ./suite/cmd/preflight
+	$(call cached_link,$(GO) build -o $@ ./suite/cmd/preflight)
 PREFLIGHT_ARGS = 'BACKENDS=$(BACKENDS)' 'SPECS=$(SPECS)' 'CONFORMANCE_PROCS=$(if $(WARM),$(WARM_PROCS),$(CONFORMANCE_PROCS))'
 # The matrix and gate command, built: `go run` turns the exit status 2 of the program it runs
 # into 1 and prints "exit status 2", and conformance and gate exit with compare's status.
 COMPARE_BIN := $(REPORTS)/bin/compare
 $(COMPARE_BIN): $(GO_SOURCES)
-	@mkdir -p $(dir $@)
-	@$(GO) build -o $@ ./reports/cmd/compare
+	$(call cached_link,$(GO) build -o $@ ./reports/cmd/compare)
 # The run's cost (suite/cmd/cost): make conformance runs the suite under it, which writes the
 # CPU of the whole process tree, split by the kinds the brokers and adapters record
 # (internal/cost), to $(REPORTS)/cost.json; its last line prints it.
 COST_BIN := $(REPORTS)/bin/cost
 $(COST_BIN): $(GO_SOURCES)
-	@mkdir -p $(dir $@)
-	@$(GO) build -o $@ ./suite/cmd/cost
+	$(call cached_link,$(GO) build -o $@ ./suite/cmd/cost)
 COST_WRAP =
 conformance: COST_WRAP = $(COST_BIN) -records $(REPORTS)/cost.tsv -out $(REPORTS)/cost.json --
 # The suite binary (and compare), after the preflight: a recursive make, so that bad input is
@@ -308,8 +323,7 @@ conformance: setup $(PREFLIGHT_BIN)
 ## warm: start the brokers BACKENDS need and keep them running (Ctrl-C stops them); meanwhile
 ## make conformance WARM=1 SPECS=<ids> runs on them without a broker start (docs/trustgraph.md).
 $(CONFORMANCE_BIN): $(GO_SOURCES)
-	@mkdir -p $(dir $@)
-	$(GO) test -c -o $@ ./suite
+	$(call cached_link,$(GO) test -c -o $@ ./suite)
 warm: setup
 	@mkdir -p $(WARM_DIR)
 	@kinds=$$($(GO) run ./backends/cmd/backends -brokers "$(BACKENDS)") || exit 1; \

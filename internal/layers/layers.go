@@ -54,7 +54,7 @@ var Table = []Layer{
 		"performance runs", []string{"bench", "run", "reports", "backend sets", "brokers", "backend", "kinds", "contract", "base"}},
 	{"suite", []string{"suite/..."},
 		"the one place that joins specs, backends and fixtures; its commands", []string{"suite", "run", "specs", "reports", "backend sets", "brokers", "backend", "history", "kinds", "contract", "base"}},
-	{"tools", []string{"internal/cmd/...", "internal/layers"},
+	{"tools", []string{"internal/cmd/...", "internal/layers", "internal/makefile"},
 		"checks of the harness itself", []string{"base"}},
 }
 
