@@ -88,10 +88,12 @@ GOTESTSUM  ?= $(GO) tool gotestsum
 #   cgo build; chromium: the reports test renders the HTML matrix in a real headless browser;
 #   python3 with venv: the Python adapters of backends/remote (their virtualenv, in the cache);
 #   rabbitmq-server: the local RabbitMQ (an Erlang child process, fixtures/rabbitmq); patch: the
-#   trustgraph-*-patched columns apply patches/trustgraph-base-*/ to the released sdist.
+#   trustgraph-*-patched columns apply patches/trustgraph-base-*/ to the released sdist;
+#   patchelf: PUBSUB_RABBITMQ_VERSION's release runs a newer Debian suite's Erlang against that
+#   suite's glibc, unpacked in the cache (fixtures/rabbitmq/release.go).
 SETUP_NEEDS ?= java=openjdk-17-jre-headless mvn=maven gcc=gcc /usr/include/stdio.h=libc6-dev \
                chromium:chromium-browser:google-chrome=chromium python3=python3 python3-venv=python3-venv \
-               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server patch=patch
+               /usr/lib/rabbitmq/bin/rabbitmq-server=rabbitmq-server patch=patch patchelf=patchelf
 
 all: test
 
@@ -428,12 +430,13 @@ bench:
 
 ## versions: the conformance matrix over broker releases (docs/versions.md). For each
 ## kind=release,... of BROKER_VERSIONS, one suite run per release of the VERSION_BACKENDS that
-## need that kind (PUBSUB_<KIND>_VERSION=<release>: its jars through the Maven cache), reports in
+## need that kind (PUBSUB_<KIND>_VERSION=<release>: its jars through the Maven cache, RabbitMQ's
+## Debian packages into the cache), reports in
 ## reports/out/versions as <backend>@<release> (the pinned release keeps <backend>), then one
 ## matrix of them all and the gate, which is the verdict (baseline keys <backend>@<release>,
 ## else the backend's own).
-BROKER_VERSIONS  ?= kafka=3.7.2,3.9.1,4.1.1,4.4.0 pulsar=4.0.7,4.2.4
-VERSION_BACKENDS ?= kafka trustgraph-kafka pulsar trustgraph-pulsar
+BROKER_VERSIONS  ?= kafka=3.7.2,3.9.1,4.1.1,4.4.0 pulsar=4.0.7,4.2.4 rabbitmq=4.3.6
+VERSION_BACKENDS ?= kafka trustgraph-kafka pulsar trustgraph-pulsar rabbitmq trustgraph-rabbitmq
 VERSIONS_DIR     := $(REPORTS)/versions
 versions: setup
 	@mkdir -p $(VERSIONS_DIR); files=""; \

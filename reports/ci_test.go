@@ -106,7 +106,12 @@ func TestPipelineFiles(t *testing.T) {
 			}
 			for label := range releases {
 				name, rel, _ := strings.Cut(label, "@")
-				kind := map[bool]string{true: "pulsar", false: "kafka"}[strings.Contains(name, "pulsar")]
+				kind := "kafka"
+				for _, k := range []string{"pulsar", "rabbitmq"} {
+					if strings.Contains(name, k) {
+						kind = k
+					}
+				}
 				if !ran[kind+"="+rel] {
 					t.Errorf("the baseline accepts %s, but the versions job runs no %s=%s", label, kind, rel)
 				}

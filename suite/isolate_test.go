@@ -57,3 +57,16 @@ func TestVersionSuffixNamesANonDefaultRelease(t *testing.T) {
 		t.Errorf("isolated 3.9.1: %q", got)
 	}
 }
+
+func TestVersionSuffixNamesARabbitMQRelease(t *testing.T) {
+	defaultColumns(t)
+	if got := ReportName("rabbitmq"); got != "rabbitmq" {
+		t.Errorf("the system's release: %q", got)
+	}
+	t.Setenv("PUBSUB_RABBITMQ_VERSION", "4.3.6")
+	for n, want := range map[string]string{"rabbitmq": "rabbitmq@4.3.6", "trustgraph-rabbitmq": "trustgraph-rabbitmq@4.3.6", "kafka": "kafka"} {
+		if got := ReportName(n); got != want {
+			t.Errorf("PUBSUB_RABBITMQ_VERSION=4.3.6: ReportName(%s) = %q, want %q", n, got, want)
+		}
+	}
+}
