@@ -152,6 +152,8 @@ td.pass { background-color: #e3f6e5; }
 td.fail { background-color: #fde2e1; }
 td.skip { background-color: #fff5d6; }
 td.not-run { background-color: #eeeeee; color: #555; }
+td.unknown { background-color: #e0eefa; }
+.unknown .word { color: #14507a; }
 td.fail.should { background-color: #fdebd3; }
 .fail.should .word { color: #8a4b00; }
 td.level { font-size: .8em; white-space: nowrap; }
@@ -188,7 +190,7 @@ figure.chart { margin: .5em 0 1em; }
 </table>
 <h2>Behaviours</h2>
 <table class="matrix" id="matrix">
-<p>A failed MUST (FAIL) breaks TrustGraph's contract; a failed SHOULD (SHOULD FAIL) is a finding beyond it.</p>
+<p>A failed MUST (FAIL) breaks TrustGraph's contract; a failed SHOULD (SHOULD FAIL) is a finding beyond it; UNKNOWN: the spec passed but its checkers could not vouch for the run (its history overflowed), not a pass.</p>
 <thead><tr><th>ID</th><th>Level</th><th>Behaviour</th>{{range .Backends}}<th{{if .Reference}} class="reference"{{end}}>{{.Label}}{{if .Reference}}<span class="refnote">reference, not a conformance result</span>{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr class="spec" data-id="{{.Key}}">

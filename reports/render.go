@@ -45,7 +45,11 @@ func (b *Backend) displayLabel() string {
 }
 
 func (b *Backend) countsText() string {
-	return fmt.Sprintf("%d pass, %d fail, %d skip, %d not run", b.Counts[Pass], b.Counts[Fail], b.Counts[Skip], b.Counts[NotRun])
+	s := fmt.Sprintf("%d pass, %d fail, %d skip, %d not run", b.Counts[Pass], b.Counts[Fail], b.Counts[Skip], b.Counts[NotRun])
+	if n := b.Counts[Unknown]; n > 0 {
+		s += fmt.Sprintf(", %d unknown", n)
+	}
+	return s
 }
 
 func (b *Backend) provider() string {
@@ -79,6 +83,9 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results, mdEscape(m.Verdict(i).String()))
 	}
 	sb.WriteString("\nA failed MUST (❌) breaks TrustGraph's contract; a failed SHOULD (⚠️) is a finding beyond it (reports/catalogue.md has each level's source).\n")
+	if unknownCells(m) {
+		sb.WriteString("❔ unknown: the spec passed but its checkers could not vouch for the run (its history overflowed); not a pass.\n")
+	}
 	findings := make([][]Finding, len(m.Backends))
 	numbers := make([]map[string]int, len(m.Backends))
 	for i := range m.Backends {
@@ -175,6 +182,8 @@ func mdCell(c *Cell, must bool) string {
 		return "➖ " + truncate(c.Summary(), 120)
 	}
 	switch c.Status {
+	case Unknown:
+		return "❔ unknown" + d + ": " + truncate(c.Message, 160)
 	case Skip:
 		return "⏭️ skip: " + truncate(c.Summary(), 160)
 	default:
@@ -248,6 +257,7 @@ const (
 	ansiYellow  = "\x1b[33m"
 	ansiGrey    = "\x1b[90m"
 	ansiMagenta = "\x1b[35m"
+	ansiCyan    = "\x1b[36m"
 )
 
 // Terminal writes the matrix as a plain-text table that fits o.Width (default 120) columns,
@@ -389,6 +399,9 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		sb.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
 	sb.WriteString("\n(FAIL: a MUST failed; FAIL(S): a SHOULD failed, stronger than TrustGraph requires; n/s: not selected)\n")
+	if unknownCells(m) {
+		sb.WriteString("(UNKNOWN: the spec passed but its checkers could not vouch for the run - its history overflowed; not a pass)\n")
+	}
 	sb.WriteString("(FAIL#n: finding n below: failures of one column that share a cause)\n")
 	if o.Baseline != nil {
 		sb.WriteString("(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
@@ -442,6 +455,8 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, numbers []map[stri
 				word, colour = "FAIL(S)", ansiMagenta
 			case c.NotSelected:
 				word, colour = "n/s", ansiGrey
+			case c.Status == Unknown:
+				word, colour = "UNKNOWN", ansiCyan
 			case c.Status == Skip:
 				word, colour = "skip", ansiYellow
 			case c.Status == NotRun:
@@ -502,4 +517,16 @@ func setupFailures(b *Backend) []Case {
 		}
 	}
 	return out
+}
+
+// unknownCells reports whether any cell of m is Unknown (the legend explains the word then).
+func unknownCells(m *Matrix) bool {
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Status == Unknown {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -18,6 +18,10 @@ const (
 	Fail   Status = "fail"
 	Skip   Status = "skip"
 	NotRun Status = "not-run" // the spec is known but this backend's run has no result for it
+	// Unknown (Jepsen's :unknown): the spec's assertions passed but its checkers could not
+	// vouch for the run (its history overflowed: evidence.Unknown). Never a pass: the
+	// matrix, the verdict, the gate and the exit status each say so (docs/results.md).
+	Unknown Status = "unknown"
 )
 
 // Case is one spec of a run: a spec of a Ginkgo JSON report, or a <testcase> of a JUnit file
