@@ -82,6 +82,7 @@ func specCase(s types.SpecReport, sel Selection) Case {
 	}
 	if c.Status == Fail {
 		c.Detail = failureDetail(s)
+		c.Failure = failureRecord(s.ReportEntries)
 	}
 	return c
 }
@@ -104,8 +105,8 @@ func failureDetail(s types.SpecReport) string {
 		fmt.Fprintf(&b, "\n\npanic: %s", s.Failure.ForwardedPanic)
 	}
 	for _, e := range s.ReportEntries {
-		if e.Name == ResultEntry {
-			continue // the result as data: its cause is the message above
+		if e.Name == ResultEntry || e.Visibility == types.ReportEntryVisibilityNever {
+			continue // data for the tools (the result, the evidence), not for people
 		}
 		fmt.Fprintf(&b, "\n\n%s:\n%s", e.Name, strings.TrimSpace(e.StringRepresentation()))
 	}

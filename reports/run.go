@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/pubsub-conformance/harness/internal/evidence"
 )
 
 // Status is the outcome of one spec (or one catalogue behaviour) on one backend.
@@ -45,6 +47,10 @@ type Case struct {
 	// NotSelected: the run's spec filters (--label-filter, --focus, ...) left the spec out
 	// (Status Skip, Message saying which filter). Not a result, and never a regression.
 	NotSelected bool
+	// Failure: a failed spec's failure as a record (evidence.Failure: call, error code, error,
+	// kind, anomaly), which our own runs attach; nil for a foreign report. The findings group
+	// by it.
+	Failure *evidence.Failure
 }
 
 // Run is one report file (and its optional meta sidecar) as read from disk.

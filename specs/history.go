@@ -70,11 +70,23 @@ func beginHistory() {
 	})
 }
 
+// attachHistory attaches r to a failed spec's report: as text for people, and as data for the
+// reports (internal/evidence): the calls, and the failure record - the call whose error the
+// failure quotes, its code and kind, what the history owed it - unless the checkers already
+// wrote one (checkHistory).
 func attachHistory(r *history.Recorder) {
-	if r.Len() == 0 || !CurrentSpecReport().Failed() {
+	rep := CurrentSpecReport()
+	if r.Len() == 0 || !rep.Failed() {
 		return
 	}
 	AddReportEntry("history of contract calls", ReportEntryVisibilityFailureOrVerbose, r.Format(historyShown))
+	AddReportEntry(evidence.HistoryEntry, ReportEntryVisibilityNever, r.Evidence(historyShown))
+	for _, e := range rep.ReportEntries {
+		if e.Name == evidence.FailureEntry {
+			return
+		}
+	}
+	AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, history.FailureOf(r.Ops(), rep.Failure.Message))
 }
 
 // RecordClient returns b recording into the running spec's history, as a client opened on
@@ -136,6 +148,10 @@ func checkHistory(b backends.Backend, faults bool) {
 	AddReportEntry("history check", ReportEntryVisibilityFailureOrVerbose,
 		fmt.Sprintf("%d calls checked in %s (faults allowed: %v): %d anomalies", len(ops), since(start), faults, len(fs)))
 	if len(fs) > 0 {
+		// The anomalies and the failure as data, where the spec fails (attachHistory adds the
+		// calls): the findings group by the record, not by the text below.
+		AddReportEntry(evidence.AnomaliesEntry, ReportEntryVisibilityNever, history.Anomalies(fs))
+		AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, history.AnomalyFailure(fs))
 		Fail(history.Report(r.Started(), fs, 5))
 	}
 }

@@ -55,3 +55,106 @@ func Decode(raw any, asJSON string, v any) error {
 	}
 	return nil
 }
+
+// The report entries of a failed spec of our own runs: the evidence as data, read by the
+// reports (findings, the HTML page) instead of the failure's text.
+const (
+	// HistoryEntry: the spec's history of contract calls (History).
+	HistoryEntry = "pubsub-history"
+	// AnomaliesEntry: what the history checkers found ([]Anomaly).
+	AnomaliesEntry = "pubsub-anomalies"
+	// FailureEntry: the failure as a record (Failure): the call that failed and how.
+	FailureEntry = "pubsub-failure"
+)
+
+// Op is one recorded contract call as data (internal/history.Op without the Go error).
+type Op struct {
+	Seq    int    `json:"seq"`
+	Client string `json:"client"`
+	Handle string `json:"handle,omitempty"`
+	Call   string `json:"call"` // the contract call: Consumer, Send, Receive, Ack, ...
+
+	Topic        string `json:"topic,omitempty"`
+	Subscription string `json:"subscription,omitempty"`
+	Position     string `json:"position,omitempty"` // Consumer: earliest or latest
+	Mode         string `json:"mode,omitempty"`     // Consumer: the resolved subscription mode
+	Summary      string `json:"summary,omitempty"`  // the message: size, payload prefix, property names
+	Delivery     string `json:"delivery,omitempty"`
+
+	// At: seconds from the history's start to the call's start; Seconds: how long it took;
+	// Deadline: seconds from the call's start to its context's deadline (0: none).
+	At       float64 `json:"at"`
+	Seconds  float64 `json:"seconds"`
+	Deadline float64 `json:"deadline,omitempty"`
+	// Code is the error's contract code (backends.Code: timeout, closed, auth, internal, ...),
+	// Error its text; both "" for a call that returned nil.
+	Code   string `json:"code,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Result string `json:"result,omitempty"` // what a successful query returned
+}
+
+// Failed reports whether the call returned an error.
+func (o Op) Failed() bool { return o.Code != "" || o.Error != "" }
+
+// History is a spec's history of contract calls as attached to its report.
+type History struct {
+	Calls   int  `json:"calls"`   // calls recorded
+	Dropped int  `json:"dropped"` // calls that did not fit (the history overflowed)
+	Ops     []Op `json:"ops"`     // the calls attached: the last ones when not all
+}
+
+// Anomaly is one finding of the history checkers (internal/history.Finding) as data.
+type Anomaly struct {
+	Anomaly      string `json:"anomaly"`  // "lost", "unexpected duplicate", ...
+	Contract     string `json:"contract"` // the contract sentences it breaks
+	Key          string `json:"key"`      // the message
+	Subscription string `json:"subscription,omitempty"`
+	Detail       string `json:"detail"`
+	Ops          []int  `json:"ops,omitempty"` // the evidence: Seq of the calls
+}
+
+// The kinds of Failure.
+const (
+	KindHang      = "hang"      // a call that did not return within its bound (code timeout)
+	KindError     = "error"     // a call that returned another error
+	KindAnomaly   = "anomaly"   // the history checkers found an anomaly
+	KindAssertion = "assertion" // the spec saw a wrong result, no call's error behind it
+)
+
+// Failure is a failed spec's failure as a record: what the findings group our own runs by.
+type Failure struct {
+	Kind string `json:"kind"`
+	// Call is the contract call behind the failure ("Receive"), "" for an assertion with no call.
+	Call string `json:"call,omitempty"`
+	// Context qualifies the call from the history, when it says what the call was owed:
+	// "after Nack", "on a reopened subscription", "on a new earliest subscription, for
+	// messages sent before it".
+	Context string `json:"context,omitempty"`
+	// Code and Error are the call's error (Op.Code, Op.Error).
+	Code  string `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Anomaly is the checkers' first anomaly (KindAnomaly).
+	Anomaly string `json:"anomaly,omitempty"`
+	// Seq is the call's Op.Seq in the history; 0 when none.
+	Seq int `json:"seq,omitempty"`
+}
+
+// String is the record in one line.
+func (f Failure) String() string {
+	s := f.Kind
+	if f.Call != "" {
+		s += ": " + f.Call
+		if f.Context != "" {
+			s += " " + f.Context
+		}
+	}
+	switch {
+	case f.Anomaly != "":
+		s += ": " + f.Anomaly
+	case f.Code == "timeout" && f.Call == "Receive":
+		s += ": nothing arrived before the deadline"
+	case f.Error != "":
+		s += ": " + f.Code + ": " + f.Error
+	}
+	return s
+}
