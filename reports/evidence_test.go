@@ -124,3 +124,40 @@ func TestFailureRecordRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The HTML page's failure detail has the whole history and broker log, where the console (the
+// entry's representation) has their digests; read from the typed value and from the JSON alike.
+func TestFailureDetailHasTheWholeEvidence(t *testing.T) {
+	h := evidence.History{Evidence: "history", Calls: 500}
+	for i := 1; i <= 500; i++ {
+		h.Ops = append(h.Ops, evidence.Op{Seq: i, Client: "kafka#1", Call: "Send", Summary: "2B \"m\""})
+	}
+	var log []string
+	for i := 1; i <= 120; i++ {
+		log = append(log, "broker line")
+	}
+	s := resultSpec("D3", types.SpecStateFailed, 1, "lost m3")
+	s.ReportEntries = types.ReportEntries{
+		{Name: evidence.HistoryEntry, Visibility: types.ReportEntryVisibilityFailureOrVerbose, Value: types.WrapEntryValue(h)},
+		{Name: "broker log", Visibility: types.ReportEntryVisibilityFailureOrVerbose, Value: types.WrapEntryValue(evidence.NewLog(strings.Join(log, "\n")))},
+	}
+	if n := strings.Count(s.ReportEntries[0].StringRepresentation(), "\n"); n > 12 {
+		t.Errorf("the console's history has %d lines", n)
+	}
+	path := filepath.Join(t.TempDir(), "ginkgo-kafka.json")
+	if err := reporters.GenerateJSONReport(types.Report{SuiteDescription: "x", SpecReports: types.SpecReports{s}}, path); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, d := range map[string]string{"typed": failureDetail(s), "json": run.Cases[0].Detail} {
+		if n := strings.Count(d, `Send          2B "m"`); n != 500 {
+			t.Errorf("%s: %d calls in the detail, want 500", name, n)
+		}
+		if n := strings.Count(d, "broker line"); n != 120 {
+			t.Errorf("%s: %d broker log lines in the detail, want 120", name, n)
+		}
+	}
+}

@@ -17,12 +17,13 @@ import (
 // Every client a spec opens records its contract calls into the spec's history (RecordClient,
 // called by the suite's one open function for every kind of client: shared broker, private
 // broker, fault broker, cluster, auth broker, in-process instance). A failed spec attaches the
-// last historyShown calls; the specs that move many messages also run the checkers of
-// internal/history over it (checkHistory).
+// last historyAttached calls as data (the console shows a digest); the specs that move many
+// messages also run the checkers of internal/history over it (checkHistory).
 
-// historyShown is how many calls a failed spec's report entry shows: the last ones, nearest
-// the failure.
-const historyShown = 400
+// historyAttached is how many calls a failed spec's report entry carries: the last ones,
+// nearest the failure. Every spec but F5 (about 10,000 calls) and an overflowed history fits
+// whole; the bound keeps a report's size (about 300 bytes a call) in reason.
+const historyAttached = 20_000
 
 // historyChecksEnv switches the checkers of checkHistory off ("off") for a run.
 const historyChecksEnv = "PUBSUB_HISTORY_CHECKS"
@@ -70,23 +71,30 @@ func beginHistory() {
 	})
 }
 
-// attachHistory attaches r to a failed spec's report: as text for people, and as data for the
-// reports (internal/evidence): the calls, and the failure record - the call whose error the
-// failure quotes, its code and kind, what the history owed it - unless the checkers already
-// wrote one (checkHistory).
+// attachHistory attaches r to a failed spec's report as data (internal/evidence): the failure
+// record - the call whose error the failure quotes, its code and kind, what the history owed
+// it - unless the checkers already wrote one (checkHistory), and the calls, which the console
+// shows as a digest (the call behind the failure, the last calls) and the JSON report and the
+// HTML page whole.
 func attachHistory(r *history.Recorder) {
 	rep := CurrentSpecReport()
 	if r.Len() == 0 || !rep.Failed() {
 		return
 	}
-	AddReportEntry("history of contract calls", ReportEntryVisibilityFailureOrVerbose, r.Format(historyShown))
-	AddReportEntry(evidence.HistoryEntry, ReportEntryVisibilityNever, r.Evidence(historyShown))
+	var rec *evidence.Failure
 	for _, e := range rep.ReportEntries {
-		if e.Name == evidence.FailureEntry {
-			return
+		if f, ok := e.Value.GetRawValue().(evidence.Failure); ok && e.Name == evidence.FailureEntry {
+			rec = &f
 		}
 	}
-	AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, history.FailureOf(r.Ops(), rep.Failure.Message))
+	if rec == nil {
+		f := history.FailureOf(r.Ops(), rep.Failure.Message)
+		rec = &f
+		AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, f)
+	}
+	h := r.Evidence(historyAttached)
+	h.Focus = rec.Seq
+	AddReportEntry(evidence.HistoryEntry, ReportEntryVisibilityFailureOrVerbose, h)
 }
 
 // RecordClient returns b recording into the running spec's history, as a client opened on

@@ -9,6 +9,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // UnknownEntry names the report entry of a spec whose checkers could not vouch for its run
@@ -96,11 +97,168 @@ type Op struct {
 // Failed reports whether the call returned an error.
 func (o Op) Failed() bool { return o.Code != "" || o.Error != "" }
 
-// History is a spec's history of contract calls as attached to its report.
+// History is a spec's history of contract calls as attached to its report: all of it in the
+// JSON (Value.AsJSON) and the HTML page, a digest on the console (String).
 type History struct {
-	Calls   int  `json:"calls"`   // calls recorded
-	Dropped int  `json:"dropped"` // calls that did not fit (the history overflowed)
-	Ops     []Op `json:"ops"`     // the calls attached: the last ones when not all
+	Evidence string `json:"evidence"` // "history": tells the value apart from others (Text)
+	Calls    int    `json:"calls"`    // calls recorded
+	Dropped  int    `json:"dropped"`  // calls that did not fit (the history overflowed)
+	Ops      []Op   `json:"ops"`      // the calls attached: the last ones when not all
+	// Focus is the Seq of the call behind the failure (Failure.Seq); 0 when none.
+	Focus int `json:"focus,omitempty"`
+}
+
+// DigestCalls is how many of a history's last calls its digest shows.
+const DigestCalls = 8
+
+// String is the history's digest for the console: how many calls there are and where the
+// whole is, the call behind the failure with its neighbours, and the last DigestCalls calls.
+func (h History) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "history of contract calls: %d calls", h.Calls)
+	if h.Dropped > 0 {
+		fmt.Fprintf(&b, " (and %d not recorded: the history was full)", h.Dropped)
+	}
+	if len(h.Ops) < h.Calls {
+		fmt.Fprintf(&b, "; the last %d attached", len(h.Ops))
+	}
+	b.WriteString("; all of them in the JSON report and the HTML page")
+	shown := map[int]bool{}
+	line := func(i int) {
+		if !shown[i] {
+			shown[i] = true
+			b.WriteString("\n" + h.Ops[i].Line())
+		}
+	}
+	last := max(0, len(h.Ops)-DigestCalls)
+	if h.Focus > 0 {
+		for i, op := range h.Ops {
+			if op.Seq == h.Focus && i < last {
+				b.WriteString("\nthe call behind the failure:")
+				for j := max(0, i-2); j <= i && j < last; j++ {
+					line(j)
+				}
+			}
+		}
+	}
+	if last > 0 {
+		fmt.Fprintf(&b, "\nthe last %d calls:", len(h.Ops)-last)
+	}
+	for i := last; i < len(h.Ops); i++ {
+		line(i)
+	}
+	return b.String()
+}
+
+// Text is the whole history, one line a call.
+func (h History) Text() string {
+	lines := make([]string, 0, len(h.Ops)+1)
+	head := fmt.Sprintf("%d calls", h.Calls)
+	if len(h.Ops) < h.Calls {
+		head += fmt.Sprintf(", the last %d attached", len(h.Ops))
+	}
+	if h.Dropped > 0 {
+		head += fmt.Sprintf(", %d more not recorded (the history was full)", h.Dropped)
+	}
+	lines = append(lines, head)
+	for _, op := range h.Ops {
+		lines = append(lines, op.Line())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Line renders the call as one line: offset from the history's start, client and handle,
+// call, arguments, result, duration.
+func (o Op) Line() string {
+	who := o.Client
+	if o.Handle != "" {
+		who += "/" + o.Handle
+	}
+	var args []string
+	switch o.Call {
+	case "Consumer":
+		args = append(args, fmt.Sprintf("%q sub=%q position=%s mode=%s", o.Topic, o.Subscription, o.Position, o.Mode))
+	case "Producer", "CreateTopic", "DeleteTopic", "TopicExists", "EnsureTopic", "Retention":
+		args = append(args, fmt.Sprintf("%q", o.Topic))
+	case "Send":
+		args = append(args, o.Summary)
+	case "Receive":
+		if !o.Failed() {
+			args = append(args, "id="+o.Delivery, o.Summary)
+		}
+	case "Ack", "Nack":
+		args = append(args, "id="+o.Delivery, o.Summary)
+	}
+	if o.Deadline != 0 && (o.Call == "Receive" || o.Call == "Send") {
+		args = append(args, fmt.Sprintf("deadline=%+.3fs", o.Deadline))
+	}
+	res := "ok"
+	switch {
+	case o.Call == "Open":
+		res = o.Result
+	case o.Failed():
+		res = fmt.Sprintf("ERROR %s: %s", o.Code, o.Error)
+	case o.Result != "":
+		res = o.Result
+	}
+	return fmt.Sprintf("%+9.3fs %-18s %-13s %s -> %s (%.3fs)", o.At, who, o.Call, strings.Join(args, " "), res, o.Seconds)
+}
+
+// Log is an excerpt of a log (what a broker wrote while a spec ran) as attached to a report:
+// all of it in the JSON and the HTML page, its last LogDigestLines on the console.
+type Log struct {
+	Evidence string   `json:"evidence"` // "log"
+	Lines    []string `json:"lines"`
+}
+
+// LogDigestLines is how many of a log's last lines its digest shows.
+const LogDigestLines = 15
+
+// NewLog is the Log of text, one line a line.
+func NewLog(text string) Log {
+	return Log{Evidence: "log", Lines: strings.Split(strings.TrimRight(text, "\n"), "\n")}
+}
+
+// String is the log's digest for the console: its last LogDigestLines lines.
+func (l Log) String() string {
+	if len(l.Lines) <= LogDigestLines {
+		return strings.Join(l.Lines, "\n")
+	}
+	return fmt.Sprintf("(%d lines before; all of them in the JSON report and the HTML page)\n", len(l.Lines)-LogDigestLines) +
+		strings.Join(l.Lines[len(l.Lines)-LogDigestLines:], "\n")
+}
+
+// Text is the whole excerpt.
+func (l Log) Text() string { return strings.Join(l.Lines, "\n") }
+
+// Text renders a report entry's value whole when it is a History or a Log (their "evidence"
+// field says which), for the HTML page; false for any other value.
+func Text(raw any, asJSON string) (string, bool) {
+	switch v := raw.(type) {
+	case History:
+		return v.Text(), true
+	case Log:
+		return v.Text(), true
+	}
+	var kind struct {
+		Evidence string `json:"evidence"`
+	}
+	if Decode(raw, asJSON, &kind) != nil {
+		return "", false
+	}
+	switch kind.Evidence {
+	case "history":
+		var h History
+		if Decode(raw, asJSON, &h) == nil {
+			return h.Text(), true
+		}
+	case "log":
+		var l Log
+		if Decode(raw, asJSON, &l) == nil {
+			return l.Text(), true
+		}
+	}
+	return "", false
 }
 
 // Anomaly is one finding of the history checkers (internal/history.Finding) as data.

@@ -31,7 +31,7 @@ func Data(origin time.Time, op Op) evidence.Op {
 // Evidence is r's history as data: the last calls, at most last of them (all when last <= 0).
 func (r *Recorder) Evidence(last int) evidence.History {
 	ops := r.Ops()
-	h := evidence.History{Calls: len(ops), Dropped: r.Dropped()}
+	h := evidence.History{Evidence: "history", Calls: len(ops), Dropped: r.Dropped()}
 	if last > 0 && len(ops) > last {
 		ops = ops[len(ops)-last:]
 	}
