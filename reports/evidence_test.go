@@ -161,3 +161,19 @@ func TestFailureDetailHasTheWholeEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A failure of our own runs (it carries a result: Case.Backend) without a record is an
+// assertion on its one-line cause; its text is not read. A foreign one is read from its text.
+func TestOurFailureWithoutARecordIsNotReadFromItsText(t *testing.T) {
+	detail := unexpected("start a private broker", "producer.send('flow:tg:x')", "broker down")
+	ours := Case{ID: "R4", Status: Fail, Backend: "kafka", Message: "start a private broker: producer.send('flow:tg:x'): broker down", Detail: detail}
+	m := Build([]*Run{{File: "ginkgo-kafka.json", Label: "kafka", Cases: []Case{ours}}})
+	if c := cellCause(m.Cell("R4", "kafka")); c.Kind != evidence.KindAssertion || c.Call != "" {
+		t.Errorf("ours without a record: %+v, want an assertion with no call", c)
+	}
+	ours.Backend = ""
+	m = Build([]*Run{{File: "junit-foreign.xml", Label: "foreign", Cases: []Case{ours}}})
+	if c := cellCause(m.Cell("R4", "foreign")); c.Kind != "error" || c.Call != "producer.send" {
+		t.Errorf("foreign: %+v, want the error of producer.send read from the text", c)
+	}
+}

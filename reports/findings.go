@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pubsub-conformance/harness/internal/evidence"
 )
 
 // A Finding is one cause behind failures of one column: the failed behaviours whose first
@@ -290,7 +292,8 @@ func (m *Matrix) Findings(col int) []Finding {
 }
 
 // cellCause is the cause of a failed cell: that of its first failed entry, from its failure
-// record when it has one (our own runs: causeOfRecord), else from its text (CauseOf).
+// record when it has one (our own runs: causeOfRecord; a failure of ours without one is an
+// assertion), else - a foreign report - from its text (CauseOf).
 func cellCause(c *Cell) Cause {
 	for _, e := range c.Entries {
 		if e.Status != Fail {
@@ -298,6 +301,11 @@ func cellCause(c *Cell) Cause {
 		}
 		if e.Failure != nil {
 			return causeOfRecord(*e.Failure, e.Message)
+		}
+		if e.Backend != "" {
+			// Our own run (it carries a result) without a record: the spec failed before it
+			// opened a client, so no call is behind it. Its one-line cause is the clue.
+			return causeOfRecord(evidence.Failure{Kind: evidence.KindAssertion}, e.Message)
 		}
 		text := e.Detail
 		if text == "" {
