@@ -114,7 +114,8 @@ func (b *Baseline) IDs() []string {
 
 // FromMatrix makes a baseline that accepts the matrix as it is, keeping the notes of prev
 // (may be nil). Reference backends and not-run cells are left out; what the run did not select
-// (a spec its filters left out, a backend not in its BACKENDS) keeps prev's entry.
+// (a spec its filters left out, a backend not in its BACKENDS) keeps prev's entry, and so does
+// an unknown cell (a baseline never accepts unknown: the run said nothing new).
 func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 	b := &Baseline{Backends: map[string]map[string]Accepted{}}
 	if prev != nil {
@@ -132,13 +133,13 @@ func FromMatrix(m *Matrix, prev *Baseline) *Baseline {
 		specs := map[string]Accepted{}
 		for _, r := range m.Rows {
 			c := r.Cells[i]
-			if c.NotSelected && prev != nil {
+			if (c.NotSelected || c.Status == Unknown) && prev != nil {
 				if old, ok := prev.Backends[be.Label][r.Key]; ok {
 					specs[r.Key] = old
 				}
 				continue
 			}
-			if c.Status == NotRun || c.NotSelected {
+			if c.Status == NotRun || c.NotSelected || c.Status == Unknown {
 				continue
 			}
 			a := Accepted{Result: c.Status}
@@ -189,6 +190,11 @@ const (
 	// NotSelected: the run left the spec out by its filters, or the backend out of its
 	// BACKENDS. Reported, does not fail: what a run did not select is not a regression.
 	NotSelected ChangeKind = "not selected"
+	// UnknownResult: the checkers could not vouch for the spec's run (Unknown). It fails the
+	// gate where the baseline accepts a pass or has no entry: an unknown may hide a
+	// regression, so it never counts as the pass. Where a failure or a skip is accepted
+	// there was no pass to lose: reported, does not fail. A baseline cannot accept unknown.
+	UnknownResult ChangeKind = "unknown"
 )
 
 // Change is one difference the gate found.
@@ -208,7 +214,16 @@ type Change struct {
 
 // Blocking reports whether the change fails the gate.
 func (c Change) Blocking() bool {
-	return !c.BelowLevel && (c.Kind == NewFailure || c.Kind == NewlySkipped || c.Kind == Missing)
+	if c.BelowLevel {
+		return false
+	}
+	switch c.Kind {
+	case NewFailure, NewlySkipped, Missing:
+		return true
+	case UnknownResult:
+		return c.Accepted == Pass || c.Accepted == ""
+	}
+	return false
 }
 
 func (c Change) String() string {
@@ -411,6 +426,8 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 			switch {
 			case acc.Result == cell.Status:
 				continue
+			case cell.Status == Unknown:
+				ch.Kind = UnknownResult
 			case cell.Status == NotRun:
 				ch.Kind = Missing
 			case cell.Status == Fail:

@@ -3,7 +3,9 @@
 // It reads results through one reader (ReadRun): the Ginkgo JSON report of our own runs, or
 // JUnit files (foreign ones, or our own), plus the optional meta sidecar each suite run writes
 // next to them. Each spec of our runs carries its result as data (Result, attached by the suite);
-// only foreign reports are read from their text. Spec IDs come from the specs' "id:<ID>" labels,
+// only foreign reports are read from their text. A failed spec of our runs also carries its
+// evidence as data (internal/evidence: the history of contract calls, the checkers'
+// anomalies, a failure record), which the findings group by. Spec IDs come from the specs' "id:<ID>" labels,
 // never from their text. It
 // builds the behaviour x backend matrix (Matrix), renders it as Markdown, self-contained HTML and a terminal table, and
 // gates a pipeline against a baseline of accepted results (Baseline, Gate). It also

@@ -12,8 +12,9 @@ const (
 	// ExitAccepted: every failure is one the baseline accepts for that column (and level).
 	ExitAccepted = 0
 	// ExitFailed: anything else failed - a new failure, a pass -> fail regression, a newly
-	// skipped or missing spec, any failure of a column the baseline does not judge (a backend
-	// it has no entry for) - or, strict, any failure at all.
+	// skipped or missing spec, an unknown result where the baseline accepts a pass (or has no
+	// entry), any failure or unknown of a column the baseline does not judge (a backend it has
+	// no entry for) - or, strict, any failure or unknown at all.
 	ExitFailed = 1
 	// ExitCouldNotRun: the harness could not run - a broker or backend that could not start
 	// (a failed BeforeSuite), an interrupted run, a missing report.
@@ -84,17 +85,26 @@ func RunExit(m *Matrix, g *GateResult, o RunExitOptions) (int, string) {
 			below[k] = true
 		}
 	}
-	accepted, belowLevel := &grouped{}, &grouped{}
+	accepted, belowLevel, unknown := &grouped{}, &grouped{}, &grouped{}
 	for i, b := range m.Backends {
 		for _, r := range m.Rows {
-			if r.Cells[i].Status != Fail {
+			st := r.Cells[i].Status
+			if st != Fail && st != Unknown {
 				continue
 			}
 			k := key{b.Label, r.Key}
+			what := "failed"
+			if st == Unknown {
+				what = "unknown"
+			}
 			switch {
 			case listed[k]:
 			case !judged[b.Label]:
-				unaccepted = append(unaccepted, fmt.Sprintf("%s %s (failed; %s judges no %s column)", b.Label, r.Key, base, b.Label))
+				unaccepted = append(unaccepted, fmt.Sprintf("%s %s (%s; %s judges no %s column)", b.Label, r.Key, what, base, b.Label))
+			case st == Unknown:
+				// Not blocking: the baseline accepts a failure or skip there, or it is a SHOULD
+				// below the gate's level. Said in the line, never counted as a pass.
+				unknown.add(b.Label, r.Key)
 			case below[k]:
 				belowLevel.add(b.Label, r.Key)
 			default:
@@ -106,7 +116,7 @@ func RunExit(m *Matrix, g *GateResult, o RunExitOptions) (int, string) {
 		return ExitFailed, fmt.Sprintf("conformance: exit 1: %s %s does not accept: %s",
 			plural(len(unaccepted), "result"), base, limit(unaccepted))
 	}
-	n := accepted.n + belowLevel.n
+	n := accepted.n + belowLevel.n + unknown.n
 	if n == 0 {
 		return ExitAccepted, fmt.Sprintf("conformance: exit 0: no failures (%s checked against %s)", plural(g.Checked, "result"), base)
 	}
@@ -117,8 +127,11 @@ func RunExit(m *Matrix, g *GateResult, o RunExitOptions) (int, string) {
 	if belowLevel.n > 0 {
 		what = append(what, fmt.Sprintf("%s %s does not list, not blocking at gate level must (%s)", plural(belowLevel.n, "SHOULD failure"), base, belowLevel))
 	}
+	if unknown.n > 0 {
+		what = append(what, fmt.Sprintf("%s where %s accepts no pass or below the gate's level (%s)", plural(unknown.n, "unknown result"), base, unknown))
+	}
 	if o.Strict {
-		return ExitFailed, "conformance: exit 1 (CONFORMANCE_STRICT=1, any failure): " + strings.Join(what, "; ")
+		return ExitFailed, "conformance: exit 1 (CONFORMANCE_STRICT=1, any failure or unknown): " + strings.Join(what, "; ")
 	}
 	return ExitAccepted, "conformance: exit 0: " + strings.Join(what, "; ") + "; CONFORMANCE_STRICT=1 exits 1 on them"
 }

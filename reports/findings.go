@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pubsub-conformance/harness/internal/evidence"
 )
 
 // A Finding is one cause behind failures of one column: the failed behaviours whose first
@@ -93,17 +95,18 @@ func normalise(s string) string {
 //  1. what the wrapped client logged while the call failed ("...; meanwhile TrustGraph's client
 //     logged: <line>", the adapters' transcript), anywhere in the failure or its history;
 //  2. a Gomega "Unexpected error:": the error after the failing call's name;
-//  3. an assertion whose message quotes the error of a call in the spec's history of contract
-//     calls (the report entry "history of contract calls"): that call and error, qualified by
-//     what the same consumer did before it (after a Nack; on a reopened subscription);
-//  4. else the assertion's first line.
+//  3. else the assertion's first line.
+//
+// This is how a foreign report (or one of ours written before failure records) is read: a
+// failure of our own runs carries its record (evidence.Failure: the call whose error the
+// failure quotes, what the history owed it), and causeOfRecord groups by that instead.
 //
 // The clue is then normalised (normalise) and, when it matches a known family of one root
 // cause (causeFamilies: a topic that was never created, TopicExists that says yes), named
 // after the family, so different symptoms of that cause group together.
 func CauseOf(failure string) Cause {
 	text := ansiEscape.ReplaceAllString(failure, "")
-	msg, hist, _ := strings.Cut(text, "history of contract calls:")
+	msg, _, _ := strings.Cut(text, "history of contract calls:")
 	if i := strings.Index(msg, "\n\nat "); i >= 0 { // the failure's location and what follows
 		msg = msg[:i]
 	}
@@ -135,7 +138,6 @@ func CauseOf(failure string) Cause {
 		}
 		break
 	}
-	calls := parseHistory(hist)
 	c := Cause{Kind: "assertion"}
 	callOf := func(s string) string {
 		if m := reCall.FindStringSubmatch(s); m != nil {
@@ -193,17 +195,6 @@ func CauseOf(failure string) Cause {
 		if m := reCallParen.FindStringSubmatch(first); m != nil {
 			c.Call = m[1]
 		}
-		if op, ok := quotedCall(msg, calls); ok {
-			if op.call == "Receive" && op.code == "timeout" {
-				// however a backend words it ("nothing arrived", "did not answer within the
-				// deadline"), a Receive that timed out got nothing
-				op.err = "nothing arrived before the deadline"
-			}
-			c.Kind, c.Call, c.Clue = "hang", op.call, op.call+op.qualifier+": "+op.err
-			if !reHang.MatchString(op.code + " " + op.err) {
-				c.Kind = "error"
-			}
-		}
 	}
 	raw := strings.TrimSuffix(truncate(c.Clue, 60), "…")
 	c.Direct = strings.Contains(lines[0], raw) || (errText != "" && strings.Contains(errText, raw))
@@ -246,64 +237,6 @@ func loggedClue(s string) string {
 		rest = rest[:j]
 	}
 	return strings.TrimSpace(rest)
-}
-
-// histOp is one line of a spec's history of contract calls (history.FormatOp).
-type histOp struct {
-	handle, call, args, code, err string
-	qualifier                     string // what the same handle did before: " after Nack", " on a reopened subscription"
-}
-
-var reHistLine = regexp.MustCompile(`^\S+\s+[+-]\S+\s+(\S+)\s+(\w+)\s+(.*?) -> (.*) \([^()]*\)$`)
-
-// parseHistory reads the history report entry's lines; every call that returned an error
-// gets its qualifier.
-func parseHistory(h string) []histOp {
-	var ops []histOp
-	subOf := map[string]string{} // consumer handle -> its subscription
-	opened := map[string]int{}   // subscription -> how many Consumer calls opened it
-	nacked := map[string]bool{}
-	for _, l := range strings.Split(h, "\n") {
-		m := reHistLine.FindStringSubmatch(strings.TrimSpace(l))
-		if m == nil {
-			continue
-		}
-		op := histOp{handle: m[1], call: m[2], args: m[3]}
-		if code, err, ok := strings.Cut(strings.TrimPrefix(m[4], "ERROR "), ": "); ok && strings.HasPrefix(m[4], "ERROR ") {
-			op.code, op.err = code, err
-		}
-		switch op.call {
-		case "Consumer":
-			if _, rest, ok := strings.Cut(op.args, `sub="`); ok {
-				sub, _, _ := strings.Cut(rest, `"`)
-				subOf[op.handle] = sub
-				opened[sub]++
-			}
-		case "Nack":
-			nacked[op.handle] = true
-		}
-		if op.err != "" {
-			switch {
-			case nacked[op.handle]:
-				op.qualifier = " after Nack"
-			case opened[subOf[op.handle]] > 1:
-				op.qualifier = " on a reopened subscription"
-			}
-		}
-		ops = append(ops, op)
-	}
-	return ops
-}
-
-// quotedCall is the first call of the history whose error the failure message quotes: the
-// call behind an assertion ("...; the loop ended with: receive: nothing arrived").
-func quotedCall(msg string, ops []histOp) (histOp, bool) {
-	for _, op := range ops {
-		if op.err != "" && strings.Contains(msg, strings.TrimSuffix(truncate(op.err, 60), "…")) {
-			return op, true
-		}
-	}
-	return histOp{}, false
 }
 
 // Findings groups column col's failed behaviours by the cause of each one's first failure.
@@ -358,11 +291,21 @@ func (m *Matrix) Findings(col int) []Finding {
 	return out
 }
 
-// cellCause is the cause of a failed cell: that of its first failed entry.
+// cellCause is the cause of a failed cell: that of its first failed entry, from its failure
+// record when it has one (our own runs: causeOfRecord; a failure of ours without one is an
+// assertion), else - a foreign report - from its text (CauseOf).
 func cellCause(c *Cell) Cause {
 	for _, e := range c.Entries {
 		if e.Status != Fail {
 			continue
+		}
+		if e.Failure != nil {
+			return causeOfRecord(*e.Failure, e.Message)
+		}
+		if e.Backend != "" {
+			// Our own run (it carries a result) without a record: the spec failed before it
+			// opened a client, so no call is behind it. Its one-line cause is the clue.
+			return causeOfRecord(evidence.Failure{Kind: evidence.KindAssertion}, e.Message)
 		}
 		text := e.Detail
 		if text == "" {

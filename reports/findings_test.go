@@ -132,43 +132,6 @@ func TestCauseOfNormalises(t *testing.T) {
 	}
 }
 
-func TestCauseOfReadsTheHistory(t *testing.T) {
-	const reopened = `unacked m2 (a2-1) must come again after reopen; 0 arrived [] within 29.981s; the loop ended with: receive: nothing arrived before the deadline
-Expected
-    <[]string | len:0, cap:0>: []
-to contain element matching
-    <string>: a2-1
-
-history of contract calls:
-history: 5 calls
-00:08:43.363    +0.005s tg#1               Open           -> client opened (the run's broker) (0s)
-00:08:43.364    +0.005s tg#1/c1            Consumer      "flow:tg:a2-3e9aaf-p1-108" sub="a2-3e9aaf-p1-109" position=latest mode=shared -> ok (41.26ms)
-00:08:43.442    +0.083s tg#1/c1            CloseConsumer  -> ok (5.87ms)
-00:08:43.448    +0.089s tg#1/c3            Consumer      "flow:tg:a2-3e9aaf-p1-108" sub="a2-3e9aaf-p1-109" position=latest mode=shared -> ok (9.59ms)
-00:08:43.457    +0.099s tg#1/c3            Receive       deadline=+30.000s -> ERROR timeout: receive: nothing arrived before the deadline (29.98102s)`
-	const nacked = `nacked a5-0 must come again; 0 arrived [] within 29.978s; the loop ended with: receive: nothing arrived before the deadline
-
-history of contract calls:
-history: 3 calls
-00:08:43.364    +0.005s tg#1/c1            Consumer      "flow:tg:a5-3e9aaf-p1-110" sub="a5-3e9aaf-p1-111" position=latest mode=shared -> ok (41.26ms)
-00:08:43.400    +0.040s tg#1/c1            Nack          id=c1-1 4B "a5-0" props=seq,tag -> ok (1ms)
-00:08:43.457    +0.099s tg#1/c1            Receive       deadline=+30.000s -> ERROR timeout: receive: nothing arrived before the deadline (29.98102s)`
-	r := CauseOf(reopened)
-	if r.Call != "Receive" || r.Kind != "hang" || !strings.Contains(r.Key, "Receive on a reopened subscription") {
-		t.Errorf("reopened: %+v", r)
-	}
-	// the same Receive timeout in another backend's words is the same cause
-	adapter := strings.NewReplacer("receive: nothing arrived before the deadline (29", "Receive#7: adapter tg (pid 2958) did not answer within the deadline: timeout (30",
-		"the loop ended with: receive: nothing arrived before the deadline", "the loop ended with: Receive#7: adapter tg (pid 2958) did not answer within the deadline: timeout").Replace(reopened)
-	if a := CauseOf(adapter); a.Key != r.Key {
-		t.Errorf("an adapter's Receive timeout: key %q, want %q", a.Key, r.Key)
-	}
-	n := CauseOf(nacked)
-	if !strings.Contains(n.Key, "Receive after Nack") || n.Key == r.Key {
-		t.Errorf("nacked: %+v", n)
-	}
-}
-
 // The shapes of Gomega's "Unexpected error:" the cause is read from: with or without a
 // description before it, the value on its own line or after the type, a message cut short.
 func TestCauseOfUnexpectedErrorShapes(t *testing.T) {
@@ -230,29 +193,6 @@ func TestCauseOfAssertionLines(t *testing.T) {
 	}
 }
 
-// A quoted call's error stays its own: only a Receive that timed out reads as "nothing arrived".
-func TestCauseOfQuotedSendError(t *testing.T) {
-	const failure = `send m1 failed; the loop ended with: send: broker unreachable
-
-history of contract calls:
-history: 2 calls
-00:08:43.364    +0.005s tg#1/p1            Producer      "flow:tg:a5-3e9aaf-p1-110" -> ok (41.26ms)
-00:08:43.457    +0.099s tg#1/p1            Send          4B "a5-0" deadline=+30.000s -> ERROR timeout: send: broker unreachable (29.98102s)`
-	c := CauseOf(failure)
-	if c.Call != "Send" || c.Kind != "hang" || c.Clue != "Send: send: broker unreachable" {
-		t.Errorf("%+v", c)
-	}
-	const receiveErr = `got nothing; the loop ended with: receive: connection reset
-
-history of contract calls:
-history: 2 calls
-00:08:43.364    +0.005s tg#1/c1            Consumer      "flow:tg:a5-3e9aaf-p1-110" sub="s" position=latest mode=shared -> ok (41.26ms)
-00:08:43.457    +0.099s tg#1/c1            Receive       deadline=+30.000s -> ERROR unavailable: receive: connection reset (1ms)`
-	if c := CauseOf(receiveErr); c.Call != "Receive" || c.Kind != "error" || c.Clue != "Receive: receive: connection reset" {
-		t.Errorf("a Receive that failed otherwise: %+v", c)
-	}
-}
-
 // What the client logged: up to the end of its line or quote.
 func TestLoggedClue(t *testing.T) {
 	for in, want := range map[string]string{
@@ -265,15 +205,6 @@ func TestLoggedClue(t *testing.T) {
 		if got := loggedClue(in); got != want {
 			t.Errorf("loggedClue(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-// A history line is an error only when its result says ERROR.
-func TestParseHistoryErrors(t *testing.T) {
-	ops := parseHistory(`00:08:43.363    +0.005s tg#1               Open           -> client opened (broker: local) (0s)
-00:08:43.457    +0.099s tg#1/c1            Receive       deadline=+30.000s -> ERROR timeout: receive: nothing (29.98102s)`)
-	if len(ops) != 2 || ops[0].err != "" || ops[1].code != "timeout" || ops[1].err != "receive: nothing" {
-		t.Errorf("parseHistory: %+v", ops)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/pubsub-conformance/harness/internal/evidence"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
@@ -82,6 +83,7 @@ func specCase(s types.SpecReport, sel Selection) Case {
 	}
 	if c.Status == Fail {
 		c.Detail = failureDetail(s)
+		c.Failure = failureRecord(s.ReportEntries)
 	}
 	return c
 }
@@ -93,7 +95,8 @@ func (c *Case) applyResult(r Result) {
 }
 
 // failureDetail is the whole failure for the HTML page: message, where, report entries (the
-// broker's log tail) and what the spec wrote to GinkgoWriter.
+// history of contract calls and the broker's log whole, evidence.Text) and the end of what the
+// spec wrote to GinkgoWriter.
 func failureDetail(s types.SpecReport) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(s.Failure.Message))
@@ -104,10 +107,15 @@ func failureDetail(s types.SpecReport) string {
 		fmt.Fprintf(&b, "\n\npanic: %s", s.Failure.ForwardedPanic)
 	}
 	for _, e := range s.ReportEntries {
-		if e.Name == ResultEntry {
-			continue // the result as data: its cause is the message above
+		if e.Name == ResultEntry || e.Visibility == types.ReportEntryVisibilityNever {
+			continue // data for the tools (the result, the evidence), not for people
 		}
-		fmt.Fprintf(&b, "\n\n%s:\n%s", e.Name, strings.TrimSpace(e.StringRepresentation()))
+		// A history or a log whole (the console had its digest), anything else as Ginkgo shows it.
+		text, ok := evidence.Text(e.Value.GetRawValue(), e.Value.AsJSON)
+		if !ok {
+			text = e.StringRepresentation()
+		}
+		fmt.Fprintf(&b, "\n\n%s:\n%s", e.Name, strings.TrimSpace(text))
 	}
 	if out := strings.TrimSpace(s.CapturedGinkgoWriterOutput); out != "" {
 		fmt.Fprintf(&b, "\n\noutput:\n%s", tailLines(out, 40))

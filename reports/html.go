@@ -17,6 +17,7 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 		Word     string
 		Duration string
 		Should   bool // a failed SHOULD: shown apart from a failed MUST
+		Failed   bool // the summary is a cause
 		Summary  string
 		Detail   string
 		Baseline string
@@ -87,29 +88,16 @@ func HTML(w io.Writer, m *Matrix, o Options) error {
 			rv.Title = r.Key
 		}
 		for i, c := range r.Cells {
-			cv := cellView{Status: string(c.Status), Word: strings.ToUpper(string(c.Status)),
-				Duration: fmtDuration(c.Duration)}
-			switch {
-			case c.Status == NotRun:
-				cv.Word = "NOT RUN"
-			case c.NotSelected:
-				cv.Word = "NOT SELECTED"
-			case c.Status == Fail && !r.Must():
-				cv.Word, cv.Should = "SHOULD FAIL", true
-			}
-			if c.Status != Pass {
-				cv.Summary = c.Summary()
-			}
-			if c.Status == Fail {
+			v := ViewCell(c, r, numbers[i][r.Key])
+			cv := cellView{Status: string(v.Status), Word: v.HTMLWord(), Duration: v.Duration, Should: v.Should(),
+				Summary: v.Summary, Finding: v.Finding, Failed: v.Failed()}
+			if v.Failed() {
 				for _, e := range c.Entries {
 					if e.Status == Fail && e.Detail != "" && e.Detail != e.Message {
 						cv.Detail = e.Detail
 						break
 					}
 				}
-			}
-			if c.Status == Fail {
-				cv.Finding = numbers[i][r.Key]
 			}
 			if a, ok := o.differs(m.Backends[i].Label, r.Key, c); ok {
 				cv.Baseline = string(a)
@@ -152,6 +140,8 @@ td.pass { background-color: #e3f6e5; }
 td.fail { background-color: #fde2e1; }
 td.skip { background-color: #fff5d6; }
 td.not-run { background-color: #eeeeee; color: #555; }
+td.unknown { background-color: #e0eefa; }
+.unknown .word { color: #14507a; }
 td.fail.should { background-color: #fdebd3; }
 .fail.should .word { color: #8a4b00; }
 td.level { font-size: .8em; white-space: nowrap; }
@@ -188,7 +178,7 @@ figure.chart { margin: .5em 0 1em; }
 </table>
 <h2>Behaviours</h2>
 <table class="matrix" id="matrix">
-<p>A failed MUST (FAIL) breaks TrustGraph's contract; a failed SHOULD (SHOULD FAIL) is a finding beyond it.</p>
+<p>A failed MUST (FAIL) breaks TrustGraph's contract; a failed SHOULD (SHOULD FAIL) is a finding beyond it; UNKNOWN: the spec passed but its checkers could not vouch for the run (its history overflowed), not a pass.</p>
 <thead><tr><th>ID</th><th>Level</th><th>Behaviour</th>{{range .Backends}}<th{{if .Reference}} class="reference"{{end}}>{{.Label}}{{if .Reference}}<span class="refnote">reference, not a conformance result</span>{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr class="spec" data-id="{{.Key}}">
@@ -196,7 +186,7 @@ figure.chart { margin: .5em 0 1em; }
 <td class="level">{{.Level}}</td>
 <td class="title">{{.Title}}{{if .Labels}}<span class="labels">{{join .Labels ", "}}</span>{{end}}</td>
 {{range .Cells}}<td class="cell {{.Status}}{{if .Should}} should{{end}}" data-status="{{.Status}}"{{if .Should}} data-level="SHOULD"{{end}}><span class="word">{{.Word}}</span>{{if .Duration}} <span class="dur">{{.Duration}}</span>{{end}}{{if .Finding}} <span class="finding">finding #{{.Finding}}</span>{{end}}
-{{if eq .Status "fail"}}<span class="cause">{{.Summary}}</span>{{else if .Summary}}<span class="reason">{{.Summary}}</span>{{end}}
+{{if .Failed}}<span class="cause">{{.Summary}}</span>{{else if .Summary}}<span class="reason">{{.Summary}}</span>{{end}}
 {{if .Baseline}}<span class="baseline">baseline: {{.Baseline}}</span>{{end}}
 {{if .Detail}}<details><summary>full failure message</summary><pre>{{.Detail}}</pre></details>{{end}}
 {{if .Entries}}<details><summary>{{len .Entries}} entries</summary><ul class="entries">{{range .Entries}}<li>{{.Status}} {{dur .Duration}} - {{.Text}}{{if .Message}}: {{.Message}}{{end}}</li>{{end}}</ul></details>{{end}}

@@ -215,6 +215,9 @@ func toCase(x xmlCase) Case {
 	}
 	if r, ok := x.result(); ok && !c.Setup {
 		c.applyResult(r) // our suite's JUnit: the result as data
+		if c.Status == Fail {
+			c.Failure = x.failureProperty()
+		}
 		return c
 	}
 	// A foreign testcase: its outcome from the text.

@@ -29,11 +29,12 @@ type Backend struct {
 func (b *Backend) Reference() bool { return b.Meta != nil && b.Meta.Reference }
 
 // Cell is the aggregated result of one behaviour on one backend. A behaviour with several
-// testcases (DescribeTable entries) fails if any entry failed, is skipped only if all entries
-// were skipped, and passes otherwise; durations add up.
+// testcases (DescribeTable entries) fails if any entry failed, is not run if any entry did not
+// run, is unknown if any entry is unknown, is skipped only if all entries were skipped, and
+// passes otherwise; durations add up.
 type Cell struct {
 	Status   Status
-	Message  string   // fail: first failing entry's first line; not-run: why
+	Message  string   // fail: first failing entry's first line; not-run, unknown: why
 	Reasons  []string // skip: the distinct reasons
 	Duration time.Duration
 	Entries  []Case // per-entry detail for the HTML page
@@ -77,9 +78,12 @@ type Matrix struct {
 }
 
 // Verdict is one backend's standing against TrustGraph's contract: its MUST and SHOULD
-// failures, and the MUST behaviours that gave no result (skipped, not run, not selected).
+// failures, its unknown results (MUST ones apart), and the MUST behaviours that gave no result
+// (skipped, not run, not selected).
 type Verdict struct {
 	MustFailures, ShouldFailures, MustOpen int
+	// MustUnknown, ShouldUnknown: results the checkers could not vouch for (Unknown).
+	MustUnknown, ShouldUnknown int
 }
 
 // Verdict counts column i's failures by level.
@@ -92,6 +96,10 @@ func (m *Matrix) Verdict(i int) Verdict {
 			v.MustFailures++
 		case c.Status == Fail:
 			v.ShouldFailures++
+		case c.Status == Unknown && r.Must():
+			v.MustUnknown++
+		case c.Status == Unknown:
+			v.ShouldUnknown++
 		case c.Status != Pass && r.Must():
 			v.MustOpen++
 		}
@@ -101,13 +109,20 @@ func (m *Matrix) Verdict(i int) Verdict {
 
 // String is the verdict line: "TrustGraph's contract: conforms; 1 SHOULD failure" or
 // "TrustGraph's contract: 3 MUST failures; 0 SHOULD failures", with the MUST behaviours that
-// gave no result, so "conforms" is never read as "everything ran".
+// gave no result, so "conforms" is never read as "everything ran". A column with unknown MUST
+// results and no MUST failure is "unknown", never "conforms".
 func (v Verdict) String() string {
 	s := "TrustGraph's contract: conforms"
-	if v.MustFailures > 0 {
+	switch {
+	case v.MustFailures > 0:
 		s = "TrustGraph's contract: " + plural(v.MustFailures, "MUST failure")
+	case v.MustUnknown > 0:
+		s = "TrustGraph's contract: unknown"
 	}
 	s += "; " + plural(v.ShouldFailures, "SHOULD failure")
+	if n := v.MustUnknown + v.ShouldUnknown; n > 0 {
+		s += fmt.Sprintf("; %s (%d MUST): the checkers could not vouch for them", plural(n, "unknown result"), v.MustUnknown)
+	}
 	if v.MustOpen > 0 {
 		s += fmt.Sprintf(" (%d MUST without a result: skipped, not run or not selected)", v.MustOpen)
 	}
@@ -242,8 +257,8 @@ func aggregate(cs []Case) *Cell {
 		return nil
 	}
 	cell := &Cell{Status: Pass, Entries: cs}
-	skipped, notRun, notSelected := 0, 0, 0
-	notRunWhy := ""
+	skipped, notRun, notSelected, unknown := 0, 0, 0, 0
+	notRunWhy, unknownWhy := "", ""
 	seen := map[string]bool{}
 	for _, c := range cs {
 		cell.Duration += c.Duration
@@ -260,6 +275,14 @@ func aggregate(cs []Case) *Cell {
 			notRun++
 			if notRunWhy == "" {
 				notRunWhy = c.Message
+			}
+		case Unknown:
+			unknown++
+			if unknownWhy == "" {
+				unknownWhy = c.Message
+				if len(cs) > 1 && c.Text != "" {
+					unknownWhy += " (entry: " + c.Text + ")"
+				}
 			}
 		case Skip:
 			skipped++
@@ -280,6 +303,9 @@ func aggregate(cs []Case) *Cell {
 		if notRun < len(cs) {
 			cell.Message += fmt.Sprintf(" (%d of %d entries ran)", len(cs)-notRun, len(cs))
 		}
+	case unknown > 0:
+		// An entry the checkers could not vouch for: the behaviour is not known to pass.
+		cell.Status, cell.Message = Unknown, unknownWhy
 	case skipped == len(cs):
 		cell.Status = Skip
 		cell.NotSelected = notSelected == len(cs)

@@ -45,7 +45,11 @@ func (b *Backend) displayLabel() string {
 }
 
 func (b *Backend) countsText() string {
-	return fmt.Sprintf("%d pass, %d fail, %d skip, %d not run", b.Counts[Pass], b.Counts[Fail], b.Counts[Skip], b.Counts[NotRun])
+	s := fmt.Sprintf("%d pass, %d fail, %d skip, %d not run", b.Counts[Pass], b.Counts[Fail], b.Counts[Skip], b.Counts[NotRun])
+	if n := b.Counts[Unknown]; n > 0 {
+		s += fmt.Sprintf(", %d unknown", n)
+	}
+	return s
 }
 
 func (b *Backend) provider() string {
@@ -79,6 +83,9 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 			mdEscape(b.brokerVersion()), mdEscape(b.Meta.StartupList()), fmtSeconds(b.SuiteSeconds), results, mdEscape(m.Verdict(i).String()))
 	}
 	sb.WriteString("\nA failed MUST (❌) breaks TrustGraph's contract; a failed SHOULD (⚠️) is a finding beyond it (reports/catalogue.md has each level's source).\n")
+	if unknownCells(m) {
+		sb.WriteString("❔ unknown: the spec passed but its checkers could not vouch for the run (its history overflowed); not a pass.\n")
+	}
 	findings := make([][]Finding, len(m.Backends))
 	numbers := make([]map[string]int, len(m.Backends))
 	for i := range m.Backends {
@@ -93,10 +100,7 @@ func Markdown(w io.Writer, m *Matrix, o Options) error {
 	for _, r := range m.Rows {
 		fmt.Fprintf(&sb, "| %s | %s | %s |", mdEscape(r.ID), r.Level, mdEscape(r.Title))
 		for i, c := range r.Cells {
-			text := mdCell(c, r.Must())
-			if n := numbers[i][r.Key]; n > 0 && c.Status == Fail {
-				text = strings.Replace(text, "fail", fmt.Sprintf("fail (finding #%d)", n), 1)
-			}
+			text := ViewCell(c, r, numbers[i][r.Key]).MarkdownText()
 			if a, ok := o.differs(m.Backends[i].Label, r.Key, c); ok {
 				text += fmt.Sprintf(" (baseline: %s)", a)
 			}
@@ -157,29 +161,6 @@ func findingsMarkdown(m *Matrix, findings [][]Finding) string {
 		}
 	}
 	return sb.String()
-}
-
-func mdCell(c *Cell, must bool) string {
-	d := fmtDuration(c.Duration)
-	if d != "" {
-		d = " " + d
-	}
-	switch {
-	case c.Status == Pass:
-		return "✅ pass" + d
-	case c.Status == Fail && must:
-		return "❌ fail" + d + ": " + truncate(c.Message, 160)
-	case c.Status == Fail:
-		return "⚠️ SHOULD fail" + d + ": " + truncate(c.Message, 160)
-	case c.NotSelected:
-		return "➖ " + truncate(c.Summary(), 120)
-	}
-	switch c.Status {
-	case Skip:
-		return "⏭️ skip: " + truncate(c.Summary(), 160)
-	default:
-		return "➖ not run: " + truncate(c.Message, 120)
-	}
 }
 
 func mdEscape(s string) string {
@@ -248,6 +229,7 @@ const (
 	ansiYellow  = "\x1b[33m"
 	ansiGrey    = "\x1b[90m"
 	ansiMagenta = "\x1b[35m"
+	ansiCyan    = "\x1b[36m"
 )
 
 // Terminal writes the matrix as a plain-text table that fits o.Width (default 120) columns,
@@ -299,15 +281,16 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 	var notRunOrder []string
 	for _, r := range m.Rows {
 		for i, c := range r.Cells {
-			if c.Status == Pass {
+			v := ViewCell(c, r, 0)
+			if v.Verdict == VerdictPass {
 				continue
 			}
 			key := r.Key
 			if r.ID == "" {
 				key = "(" + truncate(r.Key, 30) + ")"
 			}
-			if c.Status == NotRun || c.NotSelected {
-				g := m.Backends[i].Label + "\x00" + c.Summary()
+			if v.NoResult() {
+				g := m.Backends[i].Label + "\x00" + v.NoteWord() + "\x00" + v.Summary
 				if notRun[g] == nil {
 					notRun[g] = &group{at: len(notes)}
 					notRunOrder = append(notRunOrder, g)
@@ -316,20 +299,19 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 				notRun[g].keys = append(notRun[g].keys, key)
 				continue
 			}
-			if c.Status == Fail {
+			if v.Failed() {
 				continue // one line per finding, below
 			}
-			word := strings.ToUpper(string(c.Status))
-			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, word, c.Summary()), width))
+			notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", m.Backends[i].Label, key, v.NoteWord(), v.Summary), width))
 		}
 	}
 	// Failures: one finding per cause (Matrix.Findings), not one line per failed behaviour.
 	for i, b := range m.Backends {
 		for _, f := range findings[i] {
 			if len(f.IDs) == 1 {
-				word := "FAIL"
+				word := spellings[VerdictFailMust].note
 				if !f.Must {
-					word = "FAIL (SHOULD)"
+					word = spellings[VerdictFailShould].note
 				}
 				notes = append(notes, truncate(fmt.Sprintf("%s %s %s: %s", b.Label, f.First, word, f.Message), width))
 				continue
@@ -342,14 +324,11 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		}
 	}
 	for _, g := range notRunOrder {
-		label, why, _ := strings.Cut(g, "\x00")
+		parts := strings.SplitN(g, "\x00", 3)
+		label, word, why := parts[0], parts[1], parts[2]
 		keys := strings.Join(notRun[g].keys, " ")
 		if n := len(notRun[g].keys); n > 3 {
 			keys = fmt.Sprintf("%d behaviours", n)
-		}
-		word := "NOT-RUN"
-		if strings.HasPrefix(why, "not selected") {
-			word = "NOT-SELECTED"
 		}
 		notes[notRun[g].at] = truncate(fmt.Sprintf("%s %s %s: %s", label, keys, word, why), width)
 	}
@@ -389,6 +368,9 @@ func Terminal(w io.Writer, m *Matrix, o Options) error {
 		sb.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
 	sb.WriteString("\n(FAIL: a MUST failed; FAIL(S): a SHOULD failed, stronger than TrustGraph requires; n/s: not selected)\n")
+	if unknownCells(m) {
+		sb.WriteString("(UNKNOWN: the spec passed but its checkers could not vouch for the run - its history overflowed; not a pass)\n")
+	}
 	sb.WriteString("(FAIL#n: finding n below: failures of one column that share a cause)\n")
 	if o.Baseline != nil {
 		sb.WriteString("(!p/!s/!f: differs from the accepted baseline result pass/skip/fail)\n")
@@ -434,35 +416,19 @@ func terminalTable(sb *strings.Builder, m *Matrix, o Options, numbers []map[stri
 		sb.WriteString(pad(r.ID, idW) + " " + pad(title, titleW))
 		for i, c := range r.Cells[from:to] {
 			b := bs[i]
-			word, colour := "PASS", ansiGreen
-			switch {
-			case c.Status == Fail && r.Must():
-				word, colour = "FAIL", ansiRed
-			case c.Status == Fail:
-				word, colour = "FAIL(S)", ansiMagenta
-			case c.NotSelected:
-				word, colour = "n/s", ansiGrey
-			case c.Status == Skip:
-				word, colour = "skip", ansiYellow
-			case c.Status == NotRun:
-				word, colour = "--", ansiGrey
-			}
-			text := word
-			if n := numbers[from+i][r.Key]; c.Status == Fail && n > 0 {
-				text += fmt.Sprintf("#%d", n) // the finding (listed below the table)
-			}
+			v := ViewCell(c, r, numbers[from+i][r.Key]) // a finding is listed below the table
+			text := v.TermWord()
 			mark := ""
 			if a, ok := o.differs(b.Label, r.Key, c); ok {
 				mark = " !" + string(a[0])
 			}
-			if d := fmtDuration(c.Duration); d != "" && c.Status != NotRun && !c.NotSelected &&
-				utf8.RuneCountInString(text+mark)+1+utf8.RuneCountInString(d) <= cellW {
+			if d := v.Duration; d != "" && utf8.RuneCountInString(text+mark)+1+utf8.RuneCountInString(d) <= cellW {
 				text += " " + d
 			}
 			text += mark
 			cell := pad(text, cellW)
 			if o.Color {
-				cell = colour + cell + ansiReset
+				cell = v.TermColour() + cell + ansiReset
 			}
 			sb.WriteString(" " + cell)
 		}
@@ -502,4 +468,16 @@ func setupFailures(b *Backend) []Case {
 		}
 	}
 	return out
+}
+
+// unknownCells reports whether any cell of m is Unknown (the legend explains the word then).
+func unknownCells(m *Matrix) bool {
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Status == Unknown {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/pubsub-conformance/harness/internal/evidence"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
@@ -24,10 +25,10 @@ const ResultEntry = "pubsub-result"
 type Result struct {
 	ID      string `json:"id,omitempty"` // catalogue ID ("" for a spec without one)
 	Backend string `json:"backend"`      // the column: the backend, <backend>+isolated in isolation mode
-	Status  Status `json:"status"`       // pass, fail, skip, not-run
+	Status  Status `json:"status"`       // pass, fail, skip, not-run, unknown
 	// Cause: a failure's one-line cause (the matrix cell's text).
 	Cause string `json:"cause,omitempty"`
-	// Reason: why a spec was skipped ("" when it gave none), not selected or not run.
+	// Reason: why a spec was skipped ("" when it gave none), not selected, not run or unknown.
 	Reason string `json:"reason,omitempty"`
 	// NotSelected: the run's spec filters left the spec out (Status skip); never a regression.
 	NotSelected bool            `json:"notSelected,omitempty"`
@@ -117,23 +118,47 @@ func SetResult(entries types.ReportEntries, r Result) types.ReportEntries {
 	return append(out, e)
 }
 
+// unknownOf is the evidence.Unknown among a spec's report entries.
+func unknownOf(entries types.ReportEntries) (evidence.Unknown, bool) {
+	for _, e := range entries {
+		if e.Name != evidence.UnknownEntry {
+			continue
+		}
+		if u, ok := e.Value.GetRawValue().(evidence.Unknown); ok {
+			return u, true
+		}
+		// An entry of another shape still says the run cannot be vouched for: never a pass.
+		var u evidence.Unknown
+		if err := evidence.Decode(e.Value.GetRawValue(), e.Value.AsJSON, &u); err != nil || u.Reason == "" {
+			u.Reason = "the checkers could not vouch for the run"
+		}
+		return u, true
+	}
+	return evidence.Unknown{}, false
+}
+
 func decodeResult(data string) (Result, error) {
 	var r Result
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
 		return r, err
 	}
 	switch r.Status {
-	case Pass, Fail, Skip, NotRun:
+	case Pass, Fail, Skip, NotRun, Unknown:
 		return r, nil
 	}
-	return r, fmt.Errorf("result status %q: want pass, fail, skip or not-run", r.Status)
+	return r, fmt.Errorf("result status %q: want pass, fail, skip, not-run or unknown", r.Status)
 }
 
 // outcome reads Ginkgo's state and failure text of s: the status and one line (a failure's
 // cause, a skip's reason). Used for results the suite attaches and for Ginkgo reports without.
+// A passed spec that attached evidence.Unknown (its checkers could not vouch for it) is
+// Unknown, with the entry's reason.
 func outcome(s types.SpecReport) (Status, string) {
 	switch {
 	case s.State == types.SpecStatePassed:
+		if u, ok := unknownOf(s.ReportEntries); ok {
+			return Unknown, u.Reason
+		}
 		return Pass, ""
 	case s.State == types.SpecStatePending:
 		return Skip, "pending"

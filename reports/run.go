@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/pubsub-conformance/harness/internal/evidence"
 )
 
 // Status is the outcome of one spec (or one catalogue behaviour) on one backend.
@@ -18,6 +20,10 @@ const (
 	Fail   Status = "fail"
 	Skip   Status = "skip"
 	NotRun Status = "not-run" // the spec is known but this backend's run has no result for it
+	// Unknown (Jepsen's :unknown): the spec's assertions passed but its checkers could not
+	// vouch for the run (its history overflowed: evidence.Unknown). Never a pass: the
+	// matrix, the verdict, the gate and the exit status each say so (docs/results.md).
+	Unknown Status = "unknown"
 )
 
 // Case is one spec of a run: a spec of a Ginkgo JSON report, or a <testcase> of a JUnit file
@@ -41,6 +47,10 @@ type Case struct {
 	// NotSelected: the run's spec filters (--label-filter, --focus, ...) left the spec out
 	// (Status Skip, Message saying which filter). Not a result, and never a regression.
 	NotSelected bool
+	// Failure: a failed spec's failure as a record (evidence.Failure: call, error code, error,
+	// kind, anomaly), which our own runs attach; nil for a foreign report. The findings group
+	// by it.
+	Failure *evidence.Failure
 }
 
 // Run is one report file (and its optional meta sidecar) as read from disk.

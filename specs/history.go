@@ -3,27 +3,49 @@ package specs
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/evidence"
 	"github.com/pubsub-conformance/harness/internal/history"
 )
 
 // Every client a spec opens records its contract calls into the spec's history (RecordClient,
 // called by the suite's one open function for every kind of client: shared broker, private
 // broker, fault broker, cluster, auth broker, in-process instance). A failed spec attaches the
-// last historyShown calls; the specs that move many messages also run the checkers of
-// internal/history over it (checkHistory).
+// last historyAttached calls as data (the console shows a digest); the specs that move many
+// messages also run the checkers of internal/history over it (checkHistory).
 
-// historyShown is how many calls a failed spec's report entry shows: the last ones, nearest
-// the failure.
-const historyShown = 400
+// historyAttached is how many calls a failed spec's report entry carries: the last ones,
+// nearest the failure. Every spec but F5 (about 10,000 calls) and an overflowed history fits
+// whole; the bound keeps a report's size (about 300 bytes a call) in reason.
+const historyAttached = 20_000
 
 // historyChecksEnv switches the checkers of checkHistory off ("off") for a run.
 const historyChecksEnv = "PUBSUB_HISTORY_CHECKS"
+
+// historyLimitEnv sets how many calls a spec's history keeps (default history.DefaultLimit): a
+// small limit makes the histories of the specs that move many messages overflow, so their
+// result is unknown (docs/results.md).
+const historyLimitEnv = "PUBSUB_HISTORY_LIMIT"
+
+// newRecorder is a spec's history, keeping PUBSUB_HISTORY_LIMIT calls when that is set.
+func newRecorder() *history.Recorder {
+	GinkgoHelper()
+	r := history.NewRecorder()
+	if v := os.Getenv(historyLimitEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			Fail(fmt.Sprintf("%s=%q: want a number of calls, at least 1", historyLimitEnv, v))
+		}
+		r.SetLimit(n)
+	}
+	return r
+}
 
 var (
 	specHistoryMu sync.Mutex
@@ -35,7 +57,7 @@ var (
 // is registered before any of the spec's own and runs after them: the history includes the
 // closes.
 func beginHistory() {
-	r := history.NewRecorder()
+	r := newRecorder()
 	specHistoryMu.Lock()
 	specHistory = r
 	specHistoryMu.Unlock()
@@ -49,11 +71,30 @@ func beginHistory() {
 	})
 }
 
+// attachHistory attaches r to a failed spec's report as data (internal/evidence): the failure
+// record - the call whose error the failure quotes, its code and kind, what the history owed
+// it - unless the checkers already wrote one (checkHistory), and the calls, which the console
+// shows as a digest (the call behind the failure, the last calls) and the JSON report and the
+// HTML page whole.
 func attachHistory(r *history.Recorder) {
-	if r.Len() == 0 || !CurrentSpecReport().Failed() {
+	rep := CurrentSpecReport()
+	if r.Len() == 0 || !rep.Failed() {
 		return
 	}
-	AddReportEntry("history of contract calls", ReportEntryVisibilityFailureOrVerbose, r.Format(historyShown))
+	var rec *evidence.Failure
+	for _, e := range rep.ReportEntries {
+		if f, ok := e.Value.GetRawValue().(evidence.Failure); ok && e.Name == evidence.FailureEntry {
+			rec = &f
+		}
+	}
+	if rec == nil {
+		f := history.FailureOf(r.Ops(), rep.Failure.Message)
+		rec = &f
+		AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, f)
+	}
+	h := r.Evidence(historyAttached)
+	h.Focus = rec.Seq
+	AddReportEntry(evidence.HistoryEntry, ReportEntryVisibilityFailureOrVerbose, h)
 }
 
 // RecordClient returns b recording into the running spec's history, as a client opened on
@@ -65,7 +106,7 @@ func RecordClient(b backends.Backend, where string) backends.Backend {
 	r := specHistory
 	specHistoryMu.Unlock()
 	if r == nil {
-		r = history.NewRecorder()
+		r = newRecorder()
 		DeferCleanup(func() { attachHistory(r) })
 	}
 	return history.Wrap(b, r, where)
@@ -106,14 +147,19 @@ func checkHistory(b backends.Backend, faults bool) {
 	ops := r.Ops()
 	fs := history.Check(ops, p)
 	if d := r.Dropped(); d > 0 {
-		// A history missing its end would show losses that are only unrecorded receipts.
-		AddReportEntry("history check", ReportEntryVisibilityFailureOrVerbose,
-			fmt.Sprintf("not checked: the history was full, %d calls after the first %d not recorded", d, len(ops)))
+		// A history missing its end would show losses that are only unrecorded receipts: the
+		// checkers judge nothing, and the spec's result is unknown (the reports read the entry),
+		// not a pass - unless the spec fails anyway.
+		AddReportEntry(evidence.UnknownEntry, ReportEntryVisibilityFailureOrVerbose, evidence.HistoryFull(len(ops), d))
 		return
 	}
 	AddReportEntry("history check", ReportEntryVisibilityFailureOrVerbose,
 		fmt.Sprintf("%d calls checked in %s (faults allowed: %v): %d anomalies", len(ops), since(start), faults, len(fs)))
 	if len(fs) > 0 {
+		// The anomalies and the failure as data, where the spec fails (attachHistory adds the
+		// calls): the findings group by the record, not by the text below.
+		AddReportEntry(evidence.AnomaliesEntry, ReportEntryVisibilityNever, history.Anomalies(fs))
+		AddReportEntry(evidence.FailureEntry, ReportEntryVisibilityNever, history.AnomalyFailure(fs))
 		Fail(history.Report(r.Started(), fs, 5))
 	}
 }

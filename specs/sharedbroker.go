@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/pubsub-conformance/harness/internal/evidence"
 )
 
 // ownedBroker is what a private broker offers whoever shares it (PrivateBroker, FaultyBroker).
@@ -83,7 +85,7 @@ func (s *sharedBroker[B]) after() {
 		return
 	}
 	if lines := since(); lines != "" {
-		AddReportEntry("private broker log (written during this spec)", lines, ReportEntryVisibilityFailureOrVerbose)
+		AddReportEntry("private broker log (written during this spec)", evidence.NewLog(lines), ReportEntryVisibilityFailureOrVerbose)
 	}
 }
 
@@ -111,6 +113,6 @@ func attachBrokerLog() {
 		return
 	}
 	if lines := since(); lines != "" {
-		AddReportEntry("broker log (written during this spec, by every process using the run's broker)", lines, ReportEntryVisibilityFailureOrVerbose)
+		AddReportEntry("broker log (written during this spec, by every process using the run's broker)", evidence.NewLog(lines), ReportEntryVisibilityFailureOrVerbose)
 	}
 }

@@ -278,7 +278,7 @@ func runPrograms(ctx SpecContext, env *Env, b backends.Backend, ws workloadSetti
 	// program's, and its last calls are the later programs').
 	attach := func(what string, pr programRun) {
 		if pr.rec != nil && pr.rec.Len() > 0 {
-			AddReportEntry("history of "+what, ReportEntryVisibilityFailureOrVerbose, pr.rec.Format(historyShown))
+			AddReportEntry("history of "+what, ReportEntryVisibilityFailureOrVerbose, pr.rec.Evidence(historyAttached))
 		}
 	}
 	// run is the command that runs this workload on this backend with the given settings.

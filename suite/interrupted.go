@@ -28,6 +28,9 @@ func ResultOf(s types.SpecReport, sel types.SuiteConfig) reports.Result {
 // a filter left out (skipped, no message), and the matrix must not show them as skipped
 // without a reason. Specs that --label-filter, --focus or --skip left out stay not selected.
 // For people reading the JUnit, such a spec's skip message says "not run: <why>" too.
+// A spec whose result is unknown (Ginkgo passed it; its history overflowed) is skipped in
+// Ginkgo's record, its message "unknown: <why>", so a CI system's JUnit view does not count it
+// as passed either.
 func WithResults(r types.Report) types.Report {
 	why := reports.InterruptedReason(r.SpecialSuiteFailureReasons)
 	notRun := "the run was interrupted"
@@ -46,6 +49,10 @@ func WithResults(r types.Report) types.Report {
 			res = ResultOf(s, r.SuiteConfig)
 		}
 		switch {
+		case res.Status == reports.Unknown && s.State == types.SpecStatePassed:
+			// Ginkgo passed it, but its checkers could not vouch for it: for whoever reads
+			// only Ginkgo's status (a CI system's JUnit view) it is no pass either.
+			s.State, s.Failure.Message = types.SpecStateSkipped, "unknown: "+res.Reason
 		case why == "":
 		case res.Status == reports.Skip && !res.NotSelected && s.NumAttempts == 0 && s.Failure.Message == "":
 			res.Status, res.Reason = reports.NotRun, notRun

@@ -72,6 +72,16 @@ func TestWithResults(t *testing.T) {
 		{state: types.SpecStateSkipped, msgPrefix: "no private broker", status: reports.Skip, reason: "no private broker"},
 		{state: types.SpecStateSkipped, status: reports.Skip, notSelected: true, reason: "not selected by this run's ", reasonPrefix: true},
 	})
+	// An unknown result: Ginkgo's pass becomes a skip that says so, interrupted run or not.
+	for _, reasons := range [][]string{nil, {"Interrupted by User"}} {
+		u := spec("[D3] overflowed", types.SpecStatePassed, 1, "")
+		u.ReportEntries = reports.SetResult(nil, reports.Result{ID: "D3", Backend: "kafka", Status: reports.Unknown, Reason: "the history overflowed"})
+		got := WithResults(types.Report{SpecialSuiteFailureReasons: reasons, SpecReports: types.SpecReports{u}}).SpecReports[0]
+		if res, _ := reports.ResultOf(got.ReportEntries); got.State != types.SpecStateSkipped ||
+			got.Failure.Message != "unknown: the history overflowed" || res.Status != reports.Unknown {
+			t.Errorf("unknown (interrupt %v): %s %q, result %+v", reasons, got.State, got.Failure.Message, res)
+		}
+	}
 	if r.SpecReports[1].Failure.Message != "" || len(r.SpecReports[1].ReportEntries) != 0 {
 		t.Error("WithResults changed its input")
 	}

@@ -130,6 +130,9 @@ type Outcome struct {
 	Catches, Sanity []string
 	// NotRun are the IDs of specs the run never finished (stopped by the time budget).
 	NotRun []string
+	// Unknown are the IDs of specs whose result is unknown (their history overflowed, so the
+	// checkers could not vouch for them): no verdict, never a pass.
+	Unknown []string
 	// FirstID and FirstMessage are the first failing spec and its message: the first of
 	// Catches that failed, else the first in catalogue order.
 	FirstID, FirstMessage string
@@ -179,7 +182,7 @@ type BaseRun struct {
 
 func (r Results) ok() bool {
 	for _, o := range r.Outcomes {
-		if o.Missing || (o.Variant == "" && (len(o.Failed) > 0 || o.Passed == 0 || len(o.NotRun) > 0)) || (o.Variant != "" && !o.Killed()) {
+		if o.Missing || (o.Variant == "" && (len(o.Failed) > 0 || o.Passed == 0 || len(o.NotRun) > 0 || len(o.Unknown) > 0)) || (o.Variant != "" && !o.Killed()) {
 			return false
 		}
 	}
@@ -604,6 +607,8 @@ func classify(out *Outcome, cases []reports.Case) {
 			out.Passed++
 		case reports.Skip:
 			out.Skipped++
+		case reports.Unknown: // no verdict: an unknown is not a pass
+			out.Unknown = append(out.Unknown, c.ID)
 		case reports.NotRun:
 			if !slices.Contains(out.NotRun, c.ID) {
 				out.NotRun = append(out.NotRun, c.ID)

@@ -141,12 +141,16 @@ func TestVerdictsAndExit(t *testing.T) {
 		{"a survivor", Results{Outcomes: []Outcome{base, killed, survived}}, false},
 		{"base fails", Results{Outcomes: []Outcome{badBase, killed}}, false},
 		{"base ran nothing", Results{Outcomes: []Outcome{{Backend: "kafka", Base: "kafka"}, killed}}, false},
+		{"base unknown", Results{Outcomes: []Outcome{{Backend: "kafka", Base: "kafka", Passed: 19, Unknown: []string{"D3"}}, killed}}, false},
 		{"missing report", Results{Outcomes: []Outcome{base, {Backend: "kafka~c", Variant: "c", Missing: true}}}, false},
 		{"empty", Results{}, false},
 	} {
 		if got := c.r.ok(); got != c.ok {
 			t.Errorf("%s: ok() = %v, want %v", c.name, got, c.ok)
 		}
+	}
+	if v := verdict(Outcome{Base: "kafka", Passed: 19, Unknown: []string{"D3"}}); !strings.HasPrefix(v, "BASE UNKNOWN") {
+		t.Errorf("a base with an unknown result: %q", v)
 	}
 	if v := verdict(Outcome{Variant: "a", Failed: []string{"D1"}, Catches: []string{"D2"}}); v != "KILLED by D1 (none of D2)" {
 		t.Errorf("kill that missed the variant's own specs: %q", v)
@@ -351,5 +355,14 @@ func TestSettleBaseComparesAnomalyClasses(t *testing.T) {
 	}
 	if out[3].Killed() {
 		t.Errorf("no checker findings: %q; want no kill", verdict(out[3]))
+	}
+}
+
+// An unknown result is no pass: it is neither counted as passed nor lost.
+func TestClassifyUnknown(t *testing.T) {
+	var o Outcome
+	classify(&o, []reports.Case{{ID: "D1", Status: reports.Pass}, {ID: "D3", Status: reports.Unknown}})
+	if o.Passed != 1 || strings.Join(o.Unknown, ",") != "D3" || len(o.Failed) != 0 {
+		t.Errorf("outcome %+v: want 1 passed and D3 unknown", o)
 	}
 }

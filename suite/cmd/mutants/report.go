@@ -15,6 +15,8 @@ func verdict(o Outcome) string {
 		return "BASE FAILS " + strings.Join(o.Failed, ",")
 	case o.Variant == "" && len(o.NotRun) > 0:
 		return "BASE NOT FINISHED (not run: " + strings.Join(o.NotRun, ",") + ")"
+	case o.Variant == "" && len(o.Unknown) > 0:
+		return "BASE UNKNOWN (the checkers could not vouch for: " + strings.Join(o.Unknown, ",") + ")"
 	case o.Variant == "" && o.Passed == 0:
 		return "BASE RAN NOTHING"
 	case o.Variant == "" && len(o.Accepted) > 0:
