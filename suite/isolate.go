@@ -11,6 +11,7 @@ import (
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/admin"
+	"github.com/pubsub-conformance/harness/internal/column"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 	"github.com/pubsub-conformance/harness/suite/run"
 )
@@ -21,9 +22,6 @@ import (
 // the backend sees the call, so a backend whose topic lifecycle is broken fails the L specs
 // and not everything. The columns of such a run are labelled <backend>+isolated.
 const IsolateEnv = "PUBSUB_ISOLATE"
-
-// IsolatedSuffix ends the column label (and report file names) of a run in isolation mode.
-const IsolatedSuffix = "+isolated"
 
 // notIsolated are the areas whose specs keep the backend's own topic lifecycle: the lifecycle
 // area is what isolation leaves to be tested, and the security area's clients carry the
@@ -46,16 +44,19 @@ func IsolatedFrom(getenv func(string) string) (bool, error) {
 	}
 }
 
-// ReportName is the column label and report file name of backend n: n, n@<broker release>
-// when the broker is not the pinned release (VersionSuffix), and +isolated after that in
-// isolation mode.
-func ReportName(n string) string {
-	n += VersionSuffix(n)
-	if on, _ := Isolated(); on {
-		return n + IsolatedSuffix
-	}
-	return n
+// ColumnOf is the column of backend n in this run (internal/column): its base and variant,
+// the broker release when it is not the pinned one (Release), and isolation mode.
+func ColumnOf(n string) column.Column {
+	c := column.OfBackend(n)
+	c.Release = Release(n)
+	c.Isolated, _ = Isolated()
+	return c
 }
+
+// ReportName is the column label and report file name of backend n: ColumnOf(n)'s name, n,
+// n@<broker release> when the broker is not the pinned release, and +isolated after that in
+// isolation mode.
+func ReportName(n string) string { return ColumnOf(n).String() }
 
 // isolate wraps b, a client of backend cfg.Backend, in isolation mode for a spec outside the
 // L and S areas: its Producer and Consumer calls first prepare their topic through the broker's

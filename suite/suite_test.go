@@ -18,6 +18,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/internal/column"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/suite"
@@ -83,7 +84,7 @@ var (
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	progress("backends under test: %v", names)
 	if on, _ := suite.Isolated(); on {
-		progress("isolation mode (%s=topics): the harness creates the topics of every spec outside the lifecycle and security areas through the broker's admin; columns are labelled <backend>%s", suite.IsolateEnv, suite.IsolatedSuffix)
+		progress("isolation mode (%s=topics): the harness creates the topics of every spec outside the lifecycle and security areas through the broker's admin; columns are labelled <backend>%s", suite.IsolateEnv, column.IsolatedSuffix)
 	}
 	for _, n := range names {
 		if d, _ := backends.Lookup(n); d.Reference {
@@ -140,7 +141,8 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 			}
 		}
 		// In isolation mode the column is <backend>+isolated, beside the normal one.
-		label := suite.ReportName(n)
+		col := suite.ColumnOf(n)
+		label := col.String()
 		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+label+".xml"),
 			reporters.JunitReportConfig{OmitLeafNodeType: true}))
 		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+label+".json")))
@@ -148,7 +150,7 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		meta.Selected = selectedLabels() // so the gate tells a backend this run did not select from a missing one
 		if label != n {
 			meta.Backend = label
-			meta.Isolated, _ = suite.Isolated()
+			meta.Isolated = col.Isolated
 		}
 		data, err := json.MarshalIndent(meta, "", "  ")
 		check("meta", err)
@@ -165,7 +167,9 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 func selectedLabels() []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = n + suite.VersionSuffix(n)
+		c := suite.ColumnOf(n)
+		c.Isolated = false
+		out[i] = c.String()
 	}
 	return out
 }

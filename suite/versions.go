@@ -10,28 +10,25 @@ import (
 	"github.com/pubsub-conformance/harness/suite/run"
 )
 
-// VersionSuffix ends the column label (and report file names) of backend n when its broker
-// runs another release than the pinned one (PUBSUB_KAFKA_VERSION=3.9.1: "kafka@3.9.1"); ""
-// for the pinned release, so a default run keeps today's columns, report files and baseline
-// keys (docs/versions.md). RabbitMQ's "pinned" release is the system's rabbitmq-server
-// package; PUBSUB_RABBITMQ_VERSION=4.3.6 gives "rabbitmq@4.3.6".
-func VersionSuffix(n string) string {
+// Release is the broker release in the column of backend n (ColumnOf: "kafka@3.9.1" for
+// PUBSUB_KAFKA_VERSION=3.9.1) when its broker runs another release than the pinned one; "" for
+// the pinned release, so a default run keeps today's columns, report files and baseline keys
+// (docs/versions.md). RabbitMQ's "pinned" release is the system's rabbitmq-server package;
+// PUBSUB_RABBITMQ_VERSION=4.3.6 gives "4.3.6".
+func Release(n string) string {
 	kind, ok := run.KindFor(n)
 	if !ok {
 		return ""
 	}
 	if kind == fixtures.RabbitMQ {
-		if v := rabbitmq.RequestedRelease(); v != "" {
-			return "@" + v
-		}
-		return ""
+		return rabbitmq.RequestedRelease()
 	}
 	pinned := maven.Pinned(string(kind))
 	if pinned == "" {
 		return "" // a kind whose release the harness does not pick
 	}
 	if v := maven.Version(string(kind)); v != pinned {
-		return "@" + v
+		return v
 	}
 	return ""
 }
