@@ -6,8 +6,8 @@
 // ordinary option (Configure). No variant adds a test-only branch to a backend's production path.
 //
 // Variants are registered as backends named "<base>~<variant>" (see RegisterAll), so the suite runs
-// them like any other backend and starts the base backend's broker for them. That name is built
-// and parsed here only (Name, Split).
+// them like any other backend and starts the base backend's broker for them. That name is a
+// report column's (internal/column), built and read through Name and Split.
 package mutants
 
 import (
@@ -20,11 +20,9 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/column"
 	speccat "github.com/pubsub-conformance/harness/specs/catalogue"
 )
-
-// Separator joins a base backend name and a variant name: "kafka~nack-noop".
-const Separator = "~"
 
 // Variant is one known-bad variant: its record. It enters the catalogue through Register only.
 type Variant struct {
@@ -102,8 +100,9 @@ func Register(vs ...Variant) {
 			}
 		}
 		switch {
-		case v.Name == "" || v.Defect == "" || strings.Contains(v.Name, Separator):
-			panic(fmt.Sprintf("mutants: variant %q needs a name (without %q) and a defect", v.Name, Separator))
+		case v.Name == "" || v.Defect == "" || column.CheckPart("variant", v.Name) != nil:
+			panic(fmt.Sprintf("mutants: variant %q needs a name (without %q, %q, %q or a space) and a defect",
+				v.Name, column.VariantSep, column.ReleaseSep, "+"))
 		case set != 1:
 			panic(fmt.Sprintf("mutants: variant %s: exactly one of Wrap, Configure and Open must be set", v.Name))
 		case len(v.Catches) == 0:
@@ -273,13 +272,19 @@ func For(base string) []Variant {
 }
 
 // Name is the registry name of variant v of base: "kafka~nack-noop".
-func Name(base, variant string) string { return base + Separator + variant }
+func Name(base, variant string) string {
+	return column.Column{Backend: base, Variant: variant}.String()
+}
 
 // Split separates "kafka~nack-noop" into its base and variant ("kafka", "nack-noop"); a name
-// without the separator is its own base with no variant.
+// without a variant is its own base with no variant. A column's name reads as its backend's
+// ("kafka~nack-noop@3.9.1+isolated": "kafka", "nack-noop").
 func Split(name string) (base, variant string) {
-	base, variant, _ = strings.Cut(name, Separator)
-	return base, variant
+	c, err := column.Parse(name)
+	if err != nil {
+		return name, ""
+	}
+	return c.Backend, c.Variant
 }
 
 // RegisterAll checks the catalogue (Check) and registers every applicable variant of every

@@ -237,7 +237,7 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 					fmt.Fprintf(w, "mutants: %s: leaving out %s: %s\n", base, v.Name, why)
 					continue
 				}
-				names = append(names, base+mutants.Separator+v.Name)
+				names = append(names, mutants.Name(base, v.Name))
 			}
 		}
 		dir := filepath.Join(o.reportDir, base)
