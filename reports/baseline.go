@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pubsub-conformance/harness/internal/column"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
 )
 
@@ -299,6 +300,17 @@ func Gate(m *Matrix, b *Baseline, only []string) *GateResult {
 	return GateWith(m, b, GateOptions{Only: only})
 }
 
+// pinnedOf is, for the column of a broker release (label kafka~x@3.9.1 or
+// kafka~x@3.9.1+isolated, internal/column), the column of its backend on the pinned release
+// (kafka~x), whose baseline entries judge it; "" for any other label.
+func pinnedOf(label string) string {
+	c, err := column.Parse(label)
+	if err != nil || c.Release == "" {
+		return ""
+	}
+	return c.Registered()
+}
+
 // GateWith compares the matrix with the baseline. A baseline backend without any report is a
 // failure (in CI a job's reports went missing) unless the runs' meta say they did not select
 // it (their BACKENDS), o.Only does not name it and o.AllBackends is off: then it is not
@@ -353,7 +365,7 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 				col = i
 			}
 		}
-		if base, _, ok := strings.Cut(label, "@"); ok && col >= 0 && b.Backends[base] != nil {
+		if base := pinnedOf(label); base != "" && col >= 0 && b.Backends[base] != nil {
 			// A broker release's column (kafka@3.9.1, docs/versions.md) is held to its
 			// backend's accepted results on the pinned release, overlaid by the entries under
 			// its own key: the baseline lists only what differs with the release.
@@ -374,7 +386,7 @@ func GateWith(m *Matrix, b *Baseline, o GateOptions) *GateResult {
 			g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun, Detail: detail})
 		}
 		if col < 0 {
-			if strings.Contains(label, "@") && !selected[label] && !want[label] {
+			if pinnedOf(label) != "" && !selected[label] && !want[label] {
 				// Another broker release's column is only in the runs that ask for that release
 				// (make versions): never missing from a default run, even with -all-backends.
 				g.Changes = append(g.Changes, Change{Kind: NotSelected, Backend: label, ID: "*", Actual: NotRun,

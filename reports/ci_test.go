@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pubsub-conformance/harness/internal/column"
 )
 
 // The pipeline files in ci/ are copied into users' repositories, so they must at least be valid
@@ -22,8 +24,8 @@ func TestPipelineFiles(t *testing.T) {
 	var accepted []string
 	releases := map[string]bool{} // "kafka@3.9.1" entries: make versions' columns, not the matrix's
 	for b := range base.Backends {
-		if name, rel, ok := strings.Cut(b, "@"); ok {
-			releases[name+"@"+rel] = true
+		if c, err := column.Parse(b); err == nil && c.Release != "" {
+			releases[b] = true
 			continue
 		}
 		if base.IsLegacy(b) { // code no current release ships: run by name, in no template
@@ -105,7 +107,8 @@ func TestPipelineFiles(t *testing.T) {
 				t.Errorf("no version-matrix job (versions) with broker releases")
 			}
 			for label := range releases {
-				name, rel, _ := strings.Cut(label, "@")
+				c, _ := column.Parse(label)
+				name, rel := c.Registered(), c.Release
 				kind := "kafka"
 				for _, k := range []string{"pulsar", "rabbitmq"} {
 					if strings.Contains(name, k) {
