@@ -432,13 +432,14 @@ bench:
 ## kind=release,... of BROKER_VERSIONS, one suite run per release of the VERSION_BACKENDS that
 ## need that kind (PUBSUB_<KIND>_VERSION=<release>: its jars through the Maven cache, RabbitMQ's
 ## Debian packages into the cache), reports in
-## reports/out/versions as <backend>@<release> (the pinned release keeps <backend>), then one
+## reports/out/versions as <backend>@<release> (the pinned release keeps <backend>; the names are
+## the suite's own, printed by its preflight, so PUBSUB_ISOLATE's +isolated is kept), then one
 ## matrix of them all and the gate, which is the verdict (baseline keys <backend>@<release>,
 ## else the backend's own).
 BROKER_VERSIONS  ?= kafka=3.7.2,3.9.1,4.1.1,4.4.0 pulsar=4.0.7,4.2.4 rabbitmq=4.3.6
 VERSION_BACKENDS ?= kafka trustgraph-kafka pulsar trustgraph-pulsar rabbitmq trustgraph-rabbitmq
 VERSIONS_DIR     := $(REPORTS)/versions
-versions: setup
+versions: setup $(PREFLIGHT_BIN)
 	@mkdir -p $(VERSIONS_DIR); files=""; \
 	for kv in $(BROKER_VERSIONS); do \
 	  kind=$${kv%%=*}; rels=$$(echo "$${kv#*=}" | tr ',' ' '); \
@@ -448,12 +449,13 @@ versions: setup
 	  var=PUBSUB_$$(echo "$$kind" | tr 'a-z' 'A-Z')_VERSION; \
 	  for v in $$rels; do \
 	    echo "== versions: $$kind $$v ($$var=$$v): $$bs"; \
-	    for b in $$bs; do rm -f $(VERSIONS_DIR)/ginkgo-$$b@$$v.json; done; \
+	    vfiles=$$(env $$var=$$v $(PREFLIGHT_BIN) -report-dir $(VERSIONS_DIR) "BACKENDS=$$bs") || exit 2; \
+	    rm -f $$vfiles; \
 	    env $$var=$$v PUBSUB_REPORT_DIR=$(abspath $(VERSIONS_DIR)) PUBSUB_BACKENDS=$$(echo $$bs | tr ' ' ',') \
 	      $(GINKGO) --procs=$(CONFORMANCE_PROCS) --randomize-all --timeout=$(SUITE_TIMEOUT) \
 	      $(if $(CONFORMANCE_LABELS),--label-filter='$(CONFORMANCE_LABELS)') $(GINKGO_FLAGS) ./suite \
 	      || echo "== versions: $$kind $$v: the suite reported failures; the gate below decides"; \
-	    for b in $$bs; do f=$(VERSIONS_DIR)/ginkgo-$$b@$$v.json; [ -f $$f ] || f=$(VERSIONS_DIR)/ginkgo-$$b.json; files="$$files $$f"; done; \
+	    files="$$files $$vfiles"; \
 	  done; \
 	done; \
 	$(GO) run ./reports/cmd/compare -md $(VERSIONS_DIR)/compare.md -html $(VERSIONS_DIR)/compare.html -bench "" $$files || true; \
