@@ -21,6 +21,11 @@ const maxNameLength = 255
 // reconnectEvery spaces a consumer's attempts to reopen its channel after it closed.
 const reconnectEvery = 250 * time.Millisecond
 
+// unusedSharedExpiry is the x-expires of a shared subscription's queue in a non-durable class
+// (request), unless the topic's retention is longer: the broker deletes such a subscription
+// after it had no consumer for that long.
+const unusedSharedExpiry = 24 * time.Hour
+
 // Consumer declares the subscription's queue (when missing) with the topic's retention as
 // message TTL, binds it to the topic's exchange and starts basic.consume with manual acks. It
 // returns once the broker answered queue.bind-ok and basic.consume-ok: from then on every
@@ -48,11 +53,14 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		tag: "c-" + uniqueSuffix(), autoAck: b.rc.AutoAck, stop: make(chan struct{}), out: make(chan delivery),
 		pending: map[string]pending{}}
 	c.args = amqp.Table{amqp.QueueMessageTTLArg: ret.Milliseconds()}
-	if c.unique {
+	switch {
+	case c.unique:
 		c.queue += "." + uniqueSuffix()
 		c.args[amqp.QueueTTLArg] = max(ret.Milliseconds(), 1000) // a crashed consumer's queue goes when unused that long
+	case !r.topic.Class.Durable():
+		// What a broker restart cleaned up while the queue was transient (see the package doc).
+		c.args[amqp.QueueTTLArg] = max(ret, unusedSharedExpiry).Milliseconds()
 	}
-	c.durable = r.topic.Class.Durable() && !c.unique
 	c.exclusive = b.rc.ExclusiveConsumer && !c.unique
 	if len(c.queue) > maxNameLength {
 		return nil, fmt.Errorf("%w: rabbitmq: queue name %q is %d bytes long, AMQP allows %d (shorten the topic or subscription)",
@@ -75,12 +83,12 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 }
 
 type consumer struct {
-	b                          *Backend
-	r                          resolved
-	queue, tag                 string
-	args                       amqp.Table
-	unique, durable, exclusive bool
-	autoAck                    bool
+	b                 *Backend
+	r                 resolved
+	queue, tag        string
+	args              amqp.Table
+	unique, exclusive bool
+	autoAck           bool
 
 	mu      sync.Mutex // guards ch, epoch and pending; held across an ack so a reconnect cannot interleave
 	ch      *amqp.Channel
@@ -119,14 +127,16 @@ func (c *consumer) subscribe(ctx context.Context) (<-chan amqp.Delivery, error) 
 		d  <-chan amqp.Delivery
 	}
 	r, err := backends.RunCtx(ctx, "rabbitmq: declare, bind and consume "+c.queue, func() (res, error) {
-		_, err := ch.QueueDeclare(c.queue, c.durable, false, false, false, c.args)
+		// Durable, whatever the class: RabbitMQ 4.3 refuses transient non-exclusive queues by
+		// default (deprecated feature transient_nonexcl_queues); see the package doc.
+		_, err := ch.QueueDeclare(c.queue, true, false, false, false, c.args)
 		if isCode(err, amqp.PreconditionFailed) {
 			// The queue exists with other arguments (another retention, TrustGraph's own
 			// declaration): it is the subscription all the same. The refusal closed the channel.
 			if ch, err = c.b.channel(ctx); err != nil {
 				return res{}, err
 			}
-			_, err = ch.QueueDeclarePassive(c.queue, c.durable, false, false, false, nil)
+			_, err = ch.QueueDeclarePassive(c.queue, true, false, false, false, nil)
 		}
 		if err == nil {
 			err = ch.QueueBind(c.queue, "", c.r.exchange, false, nil)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -305,4 +306,92 @@ func TestTLS(t *testing.T) {
 		t.Fatalf("send over amqps: %v", err)
 	}
 	receive(t, ctx, c, 10*time.Second)
+}
+
+// queueProps is what the management API says of a queue.
+type queueProps struct {
+	Durable    bool           `json:"durable"`
+	Exclusive  bool           `json:"exclusive"`
+	AutoDelete bool           `json:"auto_delete"`
+	Arguments  map[string]any `json:"arguments"`
+}
+
+func readQueue(t *testing.T, ctx context.Context, b *Backend, name string) queueProps {
+	t.Helper()
+	var q queueProps
+	if err := b.mgmt.get(ctx, "/api/queues/"+url.PathEscape(b.mgmt.vhost)+"/"+url.PathEscape(name), &q); err != nil {
+		t.Fatalf("read queue %s: %v", name, err)
+	}
+	return q
+}
+
+// TestQueuesRabbitMQ43Accepts: RabbitMQ 4.3 refuses by default a queue that is neither durable
+// nor exclusive (release notes 4.3.0, deprecated feature transient_nonexcl_queues). On the
+// default 3.10.8 broker the conformance suite cannot see such a declaration, so this reads back
+// every kind of queue the backend declares: all durable, a non-durable class's with x-expires.
+func TestQueuesRabbitMQ43Accepts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := open(t, ctx, nil)
+	cases := []struct {
+		class   backends.Class
+		mode    string
+		opts    []backends.ConsumerOption
+		expires time.Duration // 0: no x-expires
+	}{
+		{backends.ClassFlow, "shared", nil, 0},
+		{backends.ClassRequest, "shared", nil, unusedSharedExpiry},
+		{backends.ClassResponse, "unique", nil, 5 * time.Minute},
+		{backends.ClassNotify, "unique", nil, 5 * time.Minute},
+		{backends.ClassFlow, "unique", []backends.ConsumerOption{backends.WithMode(backends.Unique)}, 7 * 24 * time.Hour},
+		{backends.ClassResponse, "shared", []backends.ConsumerOption{backends.WithMode(backends.Shared)}, unusedSharedExpiry},
+	}
+	for _, tc := range cases {
+		c, err := b.Consumer(ctx, topicName(tc.class, "q43"), "s", tc.opts...)
+		if err != nil {
+			t.Fatalf("Consumer %s: %v", tc.class, err)
+		}
+		name := c.(*consumer).queue
+		q := readQueue(t, ctx, b, name)
+		if !q.Durable || q.Exclusive || q.AutoDelete {
+			t.Errorf("%s %s: queue %s durable=%v exclusive=%v auto_delete=%v, want durable only", tc.class, tc.mode, name, q.Durable, q.Exclusive, q.AutoDelete)
+		}
+		got, _ := q.Arguments["x-expires"].(float64)
+		if time.Duration(got)*time.Millisecond != tc.expires {
+			t.Errorf("%s %s: queue %s x-expires %v ms, want %v", tc.class, tc.mode, name, q.Arguments["x-expires"], tc.expires)
+		}
+		_ = c.Close(ctx)
+	}
+}
+
+// TestUniqueQueueOutlivesItsConnection is why a unique subscription's queue is durable with
+// x-expires and not exclusive: an exclusive queue is deleted with the connection that declared
+// it (one connection per Backend, shared by its consumers), so a lost connection would drop what
+// the consumer had been delivered and not acked. Here it is requeued and delivered again.
+func TestUniqueQueueOutlivesItsConnection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := open(t, ctx, nil)
+	topic := topicName(backends.ClassResponse, "cut")
+	c, err := b.Consumer(ctx, topic, "s")
+	if err != nil {
+		t.Fatalf("Consumer: %v", err)
+	}
+	p, err := open(t, ctx, nil).Producer(ctx, topic)
+	if err != nil {
+		t.Fatalf("Producer: %v", err)
+	}
+	if err := p.Send(ctx, backends.Message{Payload: []byte("m0")}); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	receive(t, ctx, c, 5*time.Second) // not acked
+	b.cmu.Lock()
+	conn := b.conn
+	b.cmu.Unlock()
+	if err := conn.Close(); err != nil { // the broker sees the connection end, as after a cut
+		t.Fatalf("close the connection: %v", err)
+	}
+	if d := receive(t, ctx, c, 20*time.Second); string(d.Payload) != "m0" {
+		t.Fatalf("after the connection ended got %q, want the unacked m0 again", d.Payload)
+	}
 }

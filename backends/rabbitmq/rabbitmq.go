@@ -18,9 +18,26 @@
 //     queue per consumer, deleted by its Close, x-expires for the crashed ones).
 //   - Retention per class is message TTL: every queue of a topic is declared with
 //     x-message-ttl = the topic's retention (7 days for flow, 5 minutes for the others, or the
-//     WithRetention override), so the broker drops expired messages. Queues of the durable class
-//     (flow) are durable and its messages persistent (delivery mode 2); the other classes use
-//     transient queues and messages, which a broker restart drops.
+//     WithRetention override), so the broker drops expired messages.
+//   - Durability: every queue is durable and none is exclusive. RabbitMQ 4.3.0 refuses by
+//     default a queue that is neither (release notes 4.3.0, "Deprecated Features are Now
+//     Disabled by Default": deprecated feature transient_nonexcl_queues, 541 INTERNAL_ERROR,
+//     which closes the connection); its entry in RabbitMQ's list of deprecated features says to
+//     use durable queues or non-durable exclusive queues, and queue TTL (x-expires) to clean up
+//     unused durable ones. The durable class (flow) sends persistent messages (delivery mode 2):
+//     its subscriptions and their messages survive a broker restart. The other classes send
+//     transient messages, which a restart drops (RabbitMQ does not recover a transient message,
+//     even from a durable queue); their subscriptions (queue and binding) survive it empty,
+//     where the transient queues used before RabbitMQ 4.3 went with the restart. What a restart
+//     cleaned up then, x-expires does now: the broker deletes a non-durable class's queue after
+//     it had no consumer for the topic's retention (at least 1 s) when it is a unique
+//     subscription's, for unusedSharedExpiry (24 h) or the retention if longer when it is a
+//     shared one's (request); a consumer coming back later starts a new subscription. Unique
+//     queues are not exclusive although the docs offer that too: an exclusive queue is deleted
+//     with the connection that declared it, and a Backend's consumers share one connection, so
+//     a network cut or a broker-side close would delete every unique subscription of the
+//     Backend with what it held; a durable one keeps it, and the consumer resumes on it when it
+//     reconnects (TestUniqueQueueOutlivesItsConnection).
 //   - Send publishes with publisher confirms (confirm.select on the producer's channel) and
 //     returns only after the broker's basic.ack for that message; a basic.nack is an error.
 //   - Receive takes the next delivery of the consumer's basic.consume (manual acks); Ack is

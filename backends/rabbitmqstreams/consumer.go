@@ -24,6 +24,11 @@ import (
 // dispatch waits, which withholds its credit, so the broker stops sending.
 const maxBuffered = 2000
 
+// lockQueueExpiry is the lock queue's x-expires: auto-delete removes it when its last member
+// leaves, but a durable queue that never gets a consumer again (all members gone while the
+// broker restarted) would stay; the broker deletes it after this long without a consumer.
+const lockQueueExpiry = 10 * time.Minute
+
 // activateTimeout bounds one activation (query the position, subscribe, place a marker)
 // when no caller's ctx does.
 const activateTimeout = 30 * time.Second
@@ -176,34 +181,54 @@ func (c *consumer) join(ctx context.Context) (int, <-chan amqp091.Delivery, erro
 			return 0, nil, err
 		}
 		type res struct {
-			n int
-			d <-chan amqp091.Delivery
+			n    int
+			d    <-chan amqp091.Delivery
+			lock *amqp091.Channel // ch, or the channel that replaced it after a refusal
 		}
-		r, err := backends.RunCtx(ctx, "join lock queue "+q, func() (res, error) {
-			dq, err := ch.QueueDeclare(q, false, true, false, false, amqp091.Table{
-				"x-single-active-consumer": true, "x-max-length": int64(1), "x-overflow": "drop-head"})
+		r, err := backends.RunCtx(ctx, "join lock queue "+q, func() (r res, err error) {
+			lock := ch
+			defer func() {
+				if err != nil && lock != ch {
+					_ = lock.Close()
+				}
+			}()
+			// Durable, auto-delete, not exclusive: members on other connections consume it, and
+			// RabbitMQ 4.3 refuses transient non-exclusive queues by default (package doc).
+			dq, err := lock.QueueDeclare(q, true, true, false, false, amqp091.Table{
+				"x-single-active-consumer": true, "x-max-length": int64(1), "x-overflow": "drop-head",
+				"x-expires": lockQueueExpiry.Milliseconds()})
+			if isCode(err, amqp091.PreconditionFailed) {
+				// Declared with other properties (by a member of an earlier version of this
+				// backend, whose lock queue was transient): it is the lock all the same. The
+				// refusal closed the channel.
+				if lock, err = c.b.channel(ctx); err != nil {
+					lock = ch
+					return res{}, err
+				}
+				dq, err = lock.QueueDeclarePassive(q, true, true, false, false, nil)
+			}
 			if err != nil {
 				return res{}, err
 			}
-			if err := ch.Qos(1, 0, false); err != nil {
+			if err := lock.Qos(1, 0, false); err != nil {
 				return res{}, err
 			}
-			d, err := ch.Consume(q, c.tag, false, false, false, false, nil)
+			d, err := lock.Consume(q, c.tag, false, false, false, false, nil)
 			if err != nil {
 				return res{}, err
 			}
-			if err := ch.Confirm(false); err != nil {
+			if err := lock.Confirm(false); err != nil {
 				return res{}, err
 			}
-			dc, err := ch.PublishWithDeferredConfirm("", q, false, false, amqp091.Publishing{Body: []byte("active-member token")})
+			dc, err := lock.PublishWithDeferredConfirm("", q, false, false, amqp091.Publishing{Body: []byte("active-member token")})
 			if err != nil {
 				return res{}, err
 			}
 			if !dc.Wait() {
 				return res{}, errors.New("the broker refused the lock token")
 			}
-			return res{dq.Consumers, d}, nil
-		}, nil)
+			return res{dq.Consumers, d, lock}, nil
+		}, func(r res) { _ = r.lock.Close() })
 		if err != nil {
 			_ = ch.Close()
 			if isCode(err, amqp091.NotFound) && attempt < 5 && ctx.Err() == nil {
@@ -217,10 +242,10 @@ func (c *consumer) join(ctx context.Context) (int, <-chan amqp091.Delivery, erro
 		c.mu.Lock()
 		if c.closed.Load() {
 			c.mu.Unlock()
-			_ = ch.Close()
+			_ = r.lock.Close()
 			return 0, nil, fmt.Errorf("consumer: %w", backends.ErrClosed)
 		}
-		c.lockCh = ch
+		c.lockCh = r.lock
 		c.mu.Unlock()
 		return r.n, r.d, nil
 	}

@@ -3,6 +3,7 @@ package rabbitmqstreams
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -72,4 +73,49 @@ func TestIntegrationLargeMessage(t *testing.T) {
 	if !bytes.Equal(d.Payload, big) {
 		t.Fatalf("payload of %d bytes, want %d", len(d.Payload), len(big))
 	}
+}
+
+// TestLockQueueRabbitMQ43Accepts: RabbitMQ 4.3 refuses by default a queue that is neither
+// durable nor exclusive (release notes 4.3.0, deprecated feature transient_nonexcl_queues), and
+// the lock queue cannot be exclusive: members of a subscription on other connections (other
+// processes) consume it. So it is durable (auto-delete, x-expires); a member on a second Backend
+// joins it.
+func TestLockQueueRabbitMQ43Accepts(t *testing.T) {
+	b := open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := resolve("flow:tg:lock-" + uniqueSuffix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consumer(ctx, r.orig, "s")
+	if err != nil {
+		t.Fatalf("Consumer: %v", err)
+	}
+	defer c.Close(ctx)
+	mgmt := b.(*Backend).mgmt
+	if mgmt == nil {
+		t.Skip("no RABBITMQ_MANAGEMENT_URL: the lock queue cannot be read back")
+	}
+	name := LockQueueName(r.stream, "s")
+	var q struct {
+		Durable    bool           `json:"durable"`
+		Exclusive  bool           `json:"exclusive"`
+		AutoDelete bool           `json:"auto_delete"`
+		Arguments  map[string]any `json:"arguments"`
+	}
+	if err := mgmt.get(ctx, "/api/queues/"+url.PathEscape(mgmt.vhost)+"/"+url.PathEscape(name), &q); err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	if !q.Durable || q.Exclusive || !q.AutoDelete {
+		t.Errorf("lock queue %s durable=%v exclusive=%v auto_delete=%v, want durable, auto-delete, not exclusive", name, q.Durable, q.Exclusive, q.AutoDelete)
+	}
+	if got, _ := q.Arguments["x-expires"].(float64); time.Duration(got)*time.Millisecond != lockQueueExpiry {
+		t.Errorf("lock queue %s x-expires %v ms, want %v", name, q.Arguments["x-expires"], lockQueueExpiry)
+	}
+	c2, err := open(t).Consumer(ctx, r.orig, "s")
+	if err != nil {
+		t.Fatalf("a member on another connection: Consumer: %v", err)
+	}
+	_ = c2.Close(ctx)
 }

@@ -34,13 +34,23 @@
 //     member at a time: RabbitMQ 3.10 has single active consumer for classic and quorum
 //     queues but not for streams (3.11+). Every member consumes a classic queue
 //     "<stream>.<subscription>.active-member" (LockQueueName: x-single-active-consumer,
-//     auto-delete, x-max-length 1 with drop-head, prefetch 1) and publishes one token message
-//     to it; the broker delivers tokens to the single active consumer only, which holds one
+//     durable, auto-delete, x-expires 10 min, x-max-length 1 with drop-head, prefetch 1) and
+//     publishes one (transient) token message to it; the broker delivers tokens to the single active consumer only, which holds one
 //     unacknowledged, so the member holding a token is active. When its channel closes (Close,
 //     a crash, a lost connection) the broker requeues the token and hands it to the next
 //     member [C-SUB-3]. The active member queries the stored position and reads the stream from
 //     the floor, skipping acked offsets; the others wait. So each message goes to one member,
 //     but members do not share load: load-sharing is Unsupported [C-SUB-6, C-CAP-7].
+//     The lock queue cannot be exclusive (members on other connections, in other processes,
+//     consume it), and RabbitMQ 4.3.0 refuses by default one that is neither durable nor
+//     exclusive (release notes 4.3.0; deprecated feature transient_nonexcl_queues, whose entry
+//     in the list of deprecated features says to use durable queues, with queue TTL for
+//     cleanup), so it is durable. Nothing in it needs to survive a restart: the token is
+//     transient, so a broker restart leaves the queue empty and every member, having lost its
+//     channel, joins again and publishes a token (x-max-length 1 keeps one). Auto-delete
+//     removes it when its last member leaves; x-expires removes one that no member consumes
+//     again (all gone while the broker restarted). A lock queue a member of an earlier version
+//     declared transient is joined as it is.
 //   - A new subscription's position is stored before Consumer returns, so a subscription that
 //     is closed before anything arrived keeps its place [C-SUB-5, C-CLOSE-1]: Earliest stores
 //     offset 0 (the stream's first retained message: the broker starts an offset below the
