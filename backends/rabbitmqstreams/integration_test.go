@@ -3,9 +3,11 @@ package rabbitmqstreams
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +33,7 @@ func open(t *testing.T) backends.Backend {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := New(ctx, backends.Config{Backend: Name, Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker), Log: testLog{t}})
+	b, err := New(ctx, backends.Config{Backend: Name, Settings: backends.Layer(Descriptor.EnvSettings(os.Environ()), broker), Log: newTestLog(t)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -39,9 +41,35 @@ func open(t *testing.T) backends.Backend {
 	return b
 }
 
-type testLog struct{ t *testing.T }
+// testLog forwards a backend's log to its test while the test runs. The stream client logs
+// from goroutines of its own through a global logger (the last backend's Log), which can
+// outlive the test and its Close: t.Log after the test completed panics ("Log in goroutine
+// after TestIntegrationLargeMessage has completed", seen in make test), so once the test's
+// cleanups ran the lines go to stderr instead.
+type testLog struct {
+	t    *testing.T
+	mu   *sync.Mutex
+	done *bool
+}
+
+// newTestLog registers its cleanup first, so it runs after every later one (Close included).
+func newTestLog(t *testing.T) testLog {
+	l := testLog{t: t, mu: &sync.Mutex{}, done: new(bool)}
+	t.Cleanup(func() {
+		l.mu.Lock()
+		*l.done = true
+		l.mu.Unlock()
+	})
+	return l
+}
 
 func (l testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if *l.done {
+		fmt.Fprintf(os.Stderr, "%s (after the test): %s\n", l.t.Name(), strings.TrimSpace(string(p)))
+		return len(p), nil
+	}
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
