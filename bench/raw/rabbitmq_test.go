@@ -22,7 +22,7 @@ func TestRabbitMQRoundTrip(t *testing.T) {
 	ep := rabbitBroker.Endpoints(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	clients, err := For(ep)
+	clients, err := For("rabbitmq", ep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,8 +194,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// benchOne opens name through the registry on ep (and the raw client of ep's kind) and
-// measures both.
+// benchOne opens name through the registry on ep (and its raw clients: the backend's own
+// baseline, else ep's kind's) and measures both.
 func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw bool, plan bench.Plan, progress func(string, ...any)) (*reports.Bench, error) {
 	var broker map[string]string
 	if ep.Kind != "" {
@@ -222,7 +222,7 @@ func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw b
 	}
 	r := bench.Run{Backend: b, Description: d.Description, Plan: plan, Progress: progress}
 	if withRaw {
-		clients, err := raw.For(ep)
+		clients, err := raw.For(name, ep)
 		if err != nil {
 			return nil, err
 		}
