@@ -5,7 +5,8 @@
 //
 // The workloads see only Target, Sender and Receiver. ContractTarget adapts any registered
 // backend (backends.Open, never a concrete package); bench/raw adapts each broker's own client
-// library, one file per broker kind. bench/cmd/bench runs them on brokers it starts itself.
+// library, one file per library, chosen per broker kind or, where a backend speaks another
+// protocol (rabbitmq-streams), per backend. bench/cmd/bench runs them on brokers it starts itself.
 package bench
 
 import (
