@@ -354,7 +354,7 @@ func resolve(topic string) (resolved, error) {
 // again every retryEvery within ctx.
 func (b *Backend) call(ctx context.Context, what string, fn func() error) error {
 	for {
-		_, err := backends.RunCtx(ctx, what, func() (struct{}, error) { return struct{}{}, fn() }, nil)
+		_, err := backends.RunCtx(ctx, what, func() (struct{}, error) { return struct{}{}, guard(what, fn) }, nil)
 		if transient(err) && ctx.Err() == nil {
 			select {
 			case <-time.After(retryEvery):
@@ -370,6 +370,21 @@ func (b *Backend) call(ctx context.Context, what string, fn func() error) error 
 }
 
 const retryEvery = 200 * time.Millisecond
+
+// guard runs fn, one of the stream client's calls, and returns a panic of the client as an
+// error wrapping backends.ErrUnavailable instead of ending the process. rabbitmq-stream-go-client
+// v1.8.3 dereferences nil stream metadata in Client.BrokerForConsumer (client.go:779) when a
+// metadata answer lacks the stream: seen on 6 Dec under W2's broker restarts, where the panic,
+// on a goroutine of ours, ended a whole Ginkgo process and with it every backend's report. On
+// that path the client releases its locks by defer, so the environment stays usable.
+func guard(what string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: rabbitmq-stream-go-client panicked in %s (a client defect): %v", backends.ErrUnavailable, what, r)
+		}
+	}()
+	return fn()
+}
 
 // transient: the broker's answers while a stream's leader is (re)starting.
 func transient(err error) bool {

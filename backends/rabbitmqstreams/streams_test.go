@@ -3,8 +3,11 @@ package rabbitmqstreams
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
 	"github.com/pubsub-conformance/harness/backends"
 )
@@ -137,5 +140,21 @@ func TestParseMaxAge(t *testing.T) {
 	}
 	if _, err := parseMaxAge("7x"); err == nil {
 		t.Error("unknown unit accepted")
+	}
+}
+
+// A panic inside one of the stream client's calls is that call's error, not the end of the
+// process (rabbitmq-stream-go-client v1.8.3's nil metadata in BrokerForConsumer under W2).
+func TestGuardTurnsAClientPanicIntoAnError(t *testing.T) {
+	var metadata *struct{ responseCode int }
+	err := guard("subscribe to s", func() error {
+		_ = metadata.responseCode // the client's nil dereference
+		return nil
+	})
+	if !errors.Is(err, backends.ErrUnavailable) || !strings.Contains(err.Error(), "panicked in subscribe to s") {
+		t.Fatalf("guard: %v; want an ErrUnavailable naming the call and the panic", err)
+	}
+	if err := guard("x", func() error { return stream.LeaderNotReady }); !errors.Is(err, stream.LeaderNotReady) {
+		t.Errorf("guard changed a plain error: %v", err)
 	}
 }
