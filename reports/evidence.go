@@ -87,13 +87,8 @@ func causeOfRecord(f evidence.Failure, message string) Cause {
 		c.Kind, c.Clue, c.Direct = evidence.KindAssertion, message, true
 		key = ""
 	}
-	c.Clue = truncate(normalise(c.Clue), 200)
-	for _, fam := range causeFamilies {
-		if fam.match.MatchString(c.Clue) {
-			c.Clue = fam.name + " (" + c.Clue + ")"
-			c.Key = fam.name
-			return c
-		}
+	if c.inFamily() {
+		return c
 	}
 	if key == "" {
 		key = c.Kind + ": " + c.Clue

@@ -198,17 +198,26 @@ func CauseOf(failure string) Cause {
 	}
 	raw := strings.TrimSuffix(truncate(c.Clue, 60), "…")
 	c.Direct = strings.Contains(lines[0], raw) || (errText != "" && strings.Contains(errText, raw))
+	if c.inFamily() {
+		return c
+	}
+	// The calls are listed per finding: the same error of two calls is one cause.
+	c.Key = c.Kind + ": " + c.Clue
+	return c
+}
+
+// inFamily normalises c's clue and, when it is a symptom of one of causeFamilies, names the
+// family in it and keys c by the family alone; it reports whether it did.
+func (c *Cause) inFamily() bool {
 	c.Clue = truncate(normalise(c.Clue), 200)
 	for _, f := range causeFamilies {
 		if f.match.MatchString(c.Clue) {
 			c.Clue = f.name + " (" + c.Clue + ")"
 			c.Key = f.name
-			return c
+			return true
 		}
 	}
-	// The calls are listed per finding: the same error of two calls is one cause.
-	c.Key = c.Kind + ": " + c.Clue
-	return c
+	return false
 }
 
 // causeFamilies name clues that are symptoms of one root cause, so they group into one
