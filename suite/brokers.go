@@ -45,12 +45,12 @@ var authSpecs = []string{"S1", "S2"}
 
 // AuthKinds are the broker kinds that need an auth-enabled broker of their own for the run:
 // no authenticated listener on the shared broker (fixtures.AuthOnShared), and a backend of
-// that kind among names for which sel selects S1 or S2.
-func AuthKinds(names []string, sel reports.Selection) []fixtures.Kind {
+// that kind among the run's targets ts for which sel selects S1 or S2.
+func AuthKinds(ts []run.Target, sel reports.Selection) []fixtures.Kind {
 	var out []fixtures.Kind
-	for _, n := range names {
-		k, ok := run.KindFor(n)
-		if !ok || fixtures.AuthOnShared(k) || slices.Contains(out, k) {
+	for _, t := range ts {
+		n, k := t.Name(), t.Kind
+		if !t.NeedsBroker() || fixtures.AuthOnShared(k) || slices.Contains(out, k) {
 			continue
 		}
 		for _, id := range authSpecs {
@@ -196,25 +196,26 @@ func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
 // auth-enabled broker of that kind (Shared.AuthBrokers: Pulsar's token auth), else - when the
 // run started none (the spec selection was not known, or it failed to start) - a private
 // auth-enabled broker, stopped by the spec through Stop.
-func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
+func authTarget(ctx context.Context, t run.Target, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
+	kind := t.Kind
 	target := func(ep fixtures.Endpoints, good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
 		open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
 			return func(ctx context.Context) (backends.Backend, error) {
-				cfg, err := run.BaseConfig(name, settings)
+				cfg, err := t.BaseConfig(settings)
 				if err != nil {
 					return nil, err
 				}
-				return openClient(ctx, cfg, where)
+				return openClient(ctx, t, cfg, where)
 			}
 		}
-		t := specs.AuthTarget{Good: open(good, "an auth-enabled broker"), Bad: open(bad, "an auth-enabled broker"), Stop: stop}
+		at := specs.AuthTarget{Good: open(good, "an auth-enabled broker"), Bad: open(bad, "an auth-enabled broker"), Stop: stop}
 		if tlsGood, wrongCA, ok := ep.TLSSettings(); ok {
-			t.TLSGood = open(tlsGood, "an auth-enabled broker over TLS")
-			t.TLSWrongCA = open(wrongCA, "an auth-enabled broker over TLS")
+			at.TLSGood = open(tlsGood, "an auth-enabled broker over TLS")
+			at.TLSWrongCA = open(wrongCA, "an auth-enabled broker over TLS")
 		} else {
-			t.NoTLS = fmt.Sprintf("the %s provider started %s without TLS listeners", ep.Provider, kind)
+			at.NoTLS = fmt.Sprintf("the %s provider started %s without TLS listeners", ep.Provider, kind)
 		}
-		return t, nil
+		return at, nil
 	}
 	if fixtures.AuthOnShared(kind) {
 		ep := sh.Brokers[kind]
@@ -253,7 +254,8 @@ func authTarget(ctx context.Context, name string, kind fixtures.Kind, sh *Shared
 }
 
 // privateBroker starts a broker owned by the calling spec (R4).
-func privateBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.PrivateBroker, error) {
+func privateBroker(ctx context.Context, t run.Target, sh *Shared, progress func(string, ...any)) (specs.PrivateBroker, error) {
+	kind := t.Kind
 	if sh.Provider == "external" {
 		return nil, specs.Unavailable("external brokers: %v", fixtures.ErrNoLifecycle)
 	}
@@ -267,21 +269,21 @@ func privateBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Sha
 		return nil, fmt.Errorf("start private %s: %w", kind, err)
 	}
 	progress("private %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	return &realPrivate{b: b, name: name, where: "a private broker"}, nil
+	return &realPrivate{b: b, t: t, where: "a private broker"}, nil
 }
 
 type realPrivate struct {
 	b     fixtures.Broker
-	name  string
+	t     run.Target
 	where string // what its clients' histories say they reach
 }
 
 func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := run.BaseConfig(r.name, r.b.Endpoints().Settings())
+	cfg, err := r.t.BaseConfig(r.b.Endpoints().Settings())
 	if err != nil {
 		return nil, err
 	}
-	return openClient(ctx, cfg, r.where)
+	return openClient(ctx, r.t, cfg, r.where)
 }
 
 func (r *realPrivate) Restart(ctx context.Context) error {
@@ -296,7 +298,8 @@ func (r *realPrivate) MarkLog() func() string         { return markLog(r.b) }
 
 // faultyBroker starts a broker owned by the calling spec behind a fault proxy (the F specs):
 // only the local provider can (fixtures.ErrNoFaults otherwise, which becomes the skip reason).
-func faultyBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.FaultyBroker, error) {
+func faultyBroker(ctx context.Context, t run.Target, sh *Shared, progress func(string, ...any)) (specs.FaultyBroker, error) {
+	kind := t.Kind
 	if sh.Provider == "external" {
 		return nil, specs.Unavailable("external brokers: the run cannot make them advertise a fault proxy's address")
 	}
@@ -318,7 +321,7 @@ func faultyBroker(ctx context.Context, name string, kind fixtures.Kind, sh *Shar
 		return nil, specs.Unavailable("the %s provider's brokers cannot be cut (no fixtures.Faults)", p.Name())
 	}
 	progress("private %s behind a fault proxy ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	rf := &realFaulty{realPrivate: realPrivate{b: b, name: name, where: "a private broker behind a fault proxy"}, f: f}
+	rf := &realFaulty{realPrivate: realPrivate{b: b, t: t, where: "a private broker behind a fault proxy"}, f: f}
 	if n, ok := b.(fixtures.Nemesis); ok {
 		return &realNemesis{realFaulty: rf, n: n}, nil
 	}
@@ -358,7 +361,8 @@ const clusterNodes = 3
 // replicatedCluster starts a cluster owned by the calling spec (F5), or says why there is none:
 // only Kafka has replicas to fail over to here (the kind record's NoCluster says why the others
 // have none), and only the local provider starts clusters.
-func replicatedCluster(ctx context.Context, name string, kind fixtures.Kind, sh *Shared, progress func(string, ...any)) (specs.Cluster, error) {
+func replicatedCluster(ctx context.Context, t run.Target, sh *Shared, progress func(string, ...any)) (specs.Cluster, error) {
+	kind := t.Kind
 	if r, _ := fixtures.LookupKind(kind); r.NoCluster != "" {
 		return nil, specs.Unavailable("%s", r.NoCluster)
 	}
@@ -382,20 +386,20 @@ func replicatedCluster(ctx context.Context, name string, kind fixtures.Kind, sh 
 		return nil, fmt.Errorf("start a %d-node %s cluster: %w", clusterNodes, kind, err)
 	}
 	progress("private %d-node %s cluster ready in %s", clusterNodes, kind, time.Since(start).Round(10*time.Millisecond))
-	return &realCluster{c: c, name: name}, nil
+	return &realCluster{c: c, t: t}, nil
 }
 
 type realCluster struct {
-	c    fixtures.Cluster
-	name string
+	c fixtures.Cluster
+	t run.Target
 }
 
 func (r *realCluster) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := run.BaseConfig(r.name, r.c.Endpoints().Settings())
+	cfg, err := r.t.BaseConfig(r.c.Endpoints().Settings())
 	if err != nil {
 		return nil, err
 	}
-	return openClient(ctx, cfg, "a cluster")
+	return openClient(ctx, r.t, cfg, "a cluster")
 }
 
 // Leader finds the broker topic a client made of the contract topic - the cluster's one topic

@@ -2,12 +2,14 @@ package suite
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/reports"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
 // The run starts an auth-enabled broker per kind only where the shared broker has no
@@ -35,7 +37,11 @@ func TestAuthKinds(t *testing.T) {
 		{[]string{"memory"}, "", nil},
 	}
 	for _, tc := range cases {
-		if got := AuthKinds(tc.names, sel(tc.filter)); !slices.Equal(got, tc.want) {
+		ts, err := run.ParseTargets(strings.Join(tc.names, " "))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AuthKinds(ts, sel(tc.filter)); !slices.Equal(got, tc.want) {
 			t.Errorf("AuthKinds(%v, %q) = %v; want %v", tc.names, tc.filter, got, tc.want)
 		}
 	}

@@ -13,32 +13,32 @@ import (
 	"github.com/pubsub-conformance/harness/suite/run"
 )
 
-// NewEnv builds the specs' Env for backend name on the run's shared brokers. progress prints
-// lines about private brokers the specs start.
-func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
+// NewEnv builds the specs' Env for the run's target t on the run's shared brokers. progress
+// prints lines about private brokers the specs start.
+func NewEnv(t run.Target, sh *Shared, progress func(string, ...any)) *specs.Env {
+	name, kind := t.Name(), t.Kind
 	env := &specs.Env{Backend: name}
-	kind, needsBroker := run.KindFor(name)
 	config := func() (backends.Config, error) {
-		if !needsBroker {
-			return run.BaseConfig(name, nil)
+		if !t.NeedsBroker() {
+			return t.BaseConfig(nil)
 		}
 		ep, ok := sh.Brokers[kind]
 		if !ok {
 			return backends.Config{}, fmt.Errorf("no %s broker was started for %s", kind, name)
 		}
-		return run.BaseConfig(name, ep.Settings())
+		return t.BaseConfig(ep.Settings())
 	}
 	env.Open = func(ctx context.Context) (backends.Backend, error) {
 		cfg, err := config()
 		if err != nil {
 			return nil, err
 		}
-		return openClient(ctx, cfg, "the run's broker")
+		return openClient(ctx, t, cfg, "the run's broker")
 	}
 	env.Reference = func(ctx context.Context) (backends.Backend, error) {
 		return memory.NewBroker().Open(ctx, backends.Config{Backend: memory.Name})
 	}
-	env.SkipAll = func() string { return BrokerTooOld(name, sh) }
+	env.SkipAll = func() string { return brokerTooOld(t.Descriptor, sh) }
 	env.RetentionFor = func(c backends.Class) time.Duration {
 		cfg, err := config()
 		if err != nil {
@@ -46,8 +46,8 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		}
 		return cfg.RetentionFor(c)
 	}
-	if !needsBroker {
-		inProcessEnv(env, name)
+	if !t.NeedsBroker() {
+		inProcessEnv(env, t)
 		return env
 	}
 	rec, _ := fixtures.LookupKind(kind)
@@ -56,15 +56,15 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 		m := brief.MarkLog(sh.Brokers[kind].LogFile)
 		return func() string { return m.Since(sharedLogLines) }
 	}
-	env.Auth = func(ctx context.Context) (specs.AuthTarget, error) { return authTarget(ctx, name, kind, sh, progress) }
+	env.Auth = func(ctx context.Context) (specs.AuthTarget, error) { return authTarget(ctx, t, sh, progress) }
 	env.PrivateBroker = func(ctx context.Context) (specs.PrivateBroker, error) {
-		return privateBroker(ctx, name, kind, sh, progress)
+		return privateBroker(ctx, t, sh, progress)
 	}
 	env.FaultyBroker = func(ctx context.Context) (specs.FaultyBroker, error) {
-		return faultyBroker(ctx, name, kind, sh, progress)
+		return faultyBroker(ctx, t, sh, progress)
 	}
 	env.Cluster = func(ctx context.Context) (specs.Cluster, error) {
-		return replicatedCluster(ctx, name, kind, sh, progress)
+		return replicatedCluster(ctx, t, sh, progress)
 	}
 	env.CrashConsumer = func(ctx context.Context, topic, sub string, plan specs.CrashPlan) ([]backends.Delivery, error) {
 		cfg, err := config()
@@ -76,10 +76,17 @@ func NewEnv(name string, sh *Shared, progress func(string, ...any)) *specs.Env {
 	return env
 }
 
-// inProcessEnv fills the parts of Env for a backend without a broker (the reference backend
+// inProcessEnv fills the parts of Env for a target without a broker (the reference backend
 // and its known-bad variants), from what its Descriptor offers.
-func inProcessEnv(env *specs.Env, name string) {
-	d, _ := backends.Lookup(name)
+func inProcessEnv(env *specs.Env, t run.Target) {
+	d, name := t.Descriptor, t.Name()
+	// A known-bad variant's crash consumer may be a client of its base (CrashConsumer): the
+	// base is resolved here, once, as the variant was; its error is the crash's.
+	var base run.Target
+	var baseErr error
+	if d.Variant != "" {
+		base, baseErr = run.Resolve(d.Base)
+	}
 	env.Auth = func(context.Context) (specs.AuthTarget, error) {
 		return specs.AuthTarget{}, specs.Unavailable("%s runs in-process: there is no broker to authenticate against", name)
 	}
@@ -87,7 +94,7 @@ func inProcessEnv(env *specs.Env, name string) {
 		if d.InProcess == nil {
 			return nil, specs.Unavailable("%s offers no private in-process instance", name)
 		}
-		return &inProcessPrivate{inst: d.InProcess(), name: name}, nil
+		return &inProcessPrivate{inst: d.InProcess(), t: t}, nil
 	}
 	env.FaultyBroker = func(context.Context) (specs.FaultyBroker, error) {
 		if d.InProcess == nil {
@@ -101,7 +108,7 @@ func inProcessEnv(env *specs.Env, name string) {
 			// offers on top of the cut switch): the reason names both.
 			return nil, specs.Unavailable("%s's private instance cannot simulate a network cut or latency (backends.Cuttable, backends.Laggable)", name)
 		}
-		return &inProcessFaulty{inProcessPrivate{inst: inst, name: name}, cut}, nil
+		return &inProcessFaulty{inProcessPrivate{inst: inst, t: t}, cut}, nil
 	}
 	// No stand-in: the reference has no replicas, and a "failover" inside one process would
 	// prove nothing the broker specs do not; F5 runs on the Kafka cluster only.
@@ -113,9 +120,12 @@ func inProcessEnv(env *specs.Env, name string) {
 		// backend's state is unreachable from a child process): the backend itself, known-bad
 		// variant included, when the client it decorates can be killed; else a client of the
 		// unmodified base.
-		b, k, err := openKillable(ctx, name)
+		b, k, err := openKillable(ctx, t)
 		if err != nil && d.Variant != "" {
-			b, k, err = openKillable(ctx, d.Base)
+			if baseErr != nil {
+				return nil, fmt.Errorf("crash consumer: base %s of %s: %w", d.Base, name, baseErr)
+			}
+			b, k, err = openKillable(ctx, base)
 		}
 		if err != nil {
 			return nil, err
@@ -136,14 +146,14 @@ func inProcessEnv(env *specs.Env, name string) {
 	}
 }
 
-// openKillable opens a client of the registered backend name whose connection can be dropped
-// like a crashed process's (a Kill method on it or on a client it decorates, found through Unwrap).
-func openKillable(ctx context.Context, name string) (backends.Backend, interface{ Kill() }, error) {
-	cfg, err := run.BaseConfig(name, nil)
+// openKillable opens a client of target t whose connection can be dropped like a crashed
+// process's (a Kill method on it or on a client it decorates, found through Unwrap).
+func openKillable(ctx context.Context, t run.Target) (backends.Backend, interface{ Kill() }, error) {
+	cfg, err := t.BaseConfig(nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := openClient(ctx, cfg, "the consumer to crash")
+	b, err := openClient(ctx, t, cfg, "the consumer to crash")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,22 +168,22 @@ func openKillable(ctx context.Context, name string) (backends.Backend, interface
 		inner = u.Unwrap()
 	}
 	_ = b.Close(ctx)
-	return nil, nil, specs.Unavailable("%s runs in-process and its client has no Kill: no consumer crash without a child process", name)
+	return nil, nil, specs.Unavailable("%s runs in-process and its client has no Kill: no consumer crash without a child process", t.Name())
 }
 
 // inProcessPrivate is a spec's private instance of an in-process backend; clients reach it
 // through the registry (so a known-bad variant is opened as that variant) with its settings.
 type inProcessPrivate struct {
 	inst backends.Instance
-	name string
+	t    run.Target
 }
 
 func (p *inProcessPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := run.BaseConfig(p.name, p.inst.Settings())
+	cfg, err := p.t.BaseConfig(p.inst.Settings())
 	if err != nil {
 		return nil, err
 	}
-	return openClient(ctx, cfg, "a private in-process instance")
+	return openClient(ctx, p.t, cfg, "a private in-process instance")
 }
 func (p *inProcessPrivate) Restart(context.Context) error { p.inst.Restart(); return nil }
 func (p *inProcessPrivate) Stop(context.Context) error    { p.inst.Close(); return nil }
@@ -199,7 +209,7 @@ func (f *inProcessFaulty) Heal(context.Context) error {
 func (f *inProcessFaulty) SetLatency(_ context.Context, d time.Duration) error {
 	l, ok := f.cut.(backends.Laggable)
 	if !ok {
-		return specs.Unavailable("%s's private instance cannot simulate network latency (backends.Laggable)", f.name)
+		return specs.Unavailable("%s's private instance cannot simulate network latency (backends.Laggable)", f.t.Name())
 	}
 	l.SetLatency(d)
 	return nil

@@ -14,10 +14,11 @@ import (
 // one source of a spec's backend; "" for a suite node.
 func BackendOf(s types.SpecReport) string { return catalogue.BackendFromLabels(s.Labels()) }
 
-// ResultOf is spec s's structured result (reports.Result) in its column (ReportName), for the
-// run whose spec selection is sel: what the suite's ReportAfterEach attaches to every spec.
-func ResultOf(s types.SpecReport, sel types.SuiteConfig) reports.Result {
-	return reports.NewResult(s, ReportName(BackendOf(s)), sel)
+// ResultOf is spec s's structured result (reports.Result) in its column (cols, the run's
+// targets' columns), for the run whose spec selection is sel: what the suite's
+// ReportAfterEach attaches to every spec.
+func ResultOf(s types.SpecReport, sel types.SuiteConfig, cols Columns) reports.Result {
+	return reports.NewResult(s, cols.Label(BackendOf(s)), sel)
 }
 
 // WithResults returns r with every spec's result attached: the one ReportAfterEach attached,
@@ -31,7 +32,8 @@ func ResultOf(s types.SpecReport, sel types.SuiteConfig) reports.Result {
 // A spec whose result is unknown (Ginkgo passed it; its history overflowed) is skipped in
 // Ginkgo's record, its message "unknown: <why>", so a CI system's JUnit view does not count it
 // as passed either.
-func WithResults(r types.Report) types.Report {
+// cols are the run's targets' columns (ColumnsOf), which the results made here are in.
+func WithResults(r types.Report, cols Columns) types.Report {
 	why := reports.InterruptedReason(r.SpecialSuiteFailureReasons)
 	notRun := "the run was interrupted"
 	if why == "Suite Timeout Elapsed" {
@@ -46,7 +48,7 @@ func WithResults(r types.Report) types.Report {
 		}
 		res, ok := reports.ResultOf(s.ReportEntries)
 		if !ok {
-			res = ResultOf(s, r.SuiteConfig)
+			res = ResultOf(s, r.SuiteConfig, cols)
 		}
 		switch {
 		case res.Status == reports.Unknown && s.State == types.SpecStatePassed:

@@ -11,7 +11,7 @@ import (
 )
 
 func TestWithResults(t *testing.T) {
-	defaultColumns(t) // the results name the column "kafka"
+	cols := Columns{"kafka": {Backend: "kafka"}} // the results name the column "kafka"
 	spec := func(text string, state types.SpecState, attempts int, msg string, labels ...string) types.SpecReport {
 		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state,
 			NumAttempts: attempts, Failure: types.Failure{Message: msg}, RunTime: 20 * time.Second,
@@ -56,7 +56,7 @@ func TestWithResults(t *testing.T) {
 			}
 		}
 	}
-	check(WithResults(r).SpecReports, []want{
+	check(WithResults(r, cols).SpecReports, []want{
 		{state: types.SpecStatePassed, status: reports.Fail, cause: "attached"},
 		{state: types.SpecStateSkipped, status: reports.Skip},
 		{state: types.SpecStateInterrupted, msgPrefix: "Interrupted by User", status: reports.Fail, cause: "interrupted: Interrupted by User"},
@@ -65,7 +65,7 @@ func TestWithResults(t *testing.T) {
 	})
 
 	r.SpecialSuiteFailureReasons = []string{"Interrupted by User"}
-	check(WithResults(r).SpecReports, []want{
+	check(WithResults(r, cols).SpecReports, []want{
 		{state: types.SpecStatePassed, status: reports.Fail, cause: "attached"},
 		{state: types.SpecStateSkipped, msgPrefix: "not run: the run was interrupted", status: reports.NotRun, reason: "the run was interrupted"},
 		{state: types.SpecStateSkipped, msgPrefix: "not run: the run was interrupted while it ran (after 20s)", status: reports.NotRun, reason: "the run was interrupted while it ran (after 20s)"},
@@ -76,7 +76,7 @@ func TestWithResults(t *testing.T) {
 	for _, reasons := range [][]string{nil, {"Interrupted by User"}} {
 		u := spec("[D3] overflowed", types.SpecStatePassed, 1, "")
 		u.ReportEntries = reports.SetResult(nil, reports.Result{ID: "D3", Backend: "kafka", Status: reports.Unknown, Reason: "the history overflowed"})
-		got := WithResults(types.Report{SpecialSuiteFailureReasons: reasons, SpecReports: types.SpecReports{u}}).SpecReports[0]
+		got := WithResults(types.Report{SpecialSuiteFailureReasons: reasons, SpecReports: types.SpecReports{u}}, cols).SpecReports[0]
 		if res, _ := reports.ResultOf(got.ReportEntries); got.State != types.SpecStateSkipped ||
 			got.Failure.Message != "unknown: the history overflowed" || res.Status != reports.Unknown {
 			t.Errorf("unknown (interrupt %v): %s %q, result %+v", reasons, got.State, got.Failure.Message, res)
@@ -84,5 +84,10 @@ func TestWithResults(t *testing.T) {
 	}
 	if r.SpecReports[1].Failure.Message != "" || len(r.SpecReports[1].ReportEntries) != 0 {
 		t.Error("WithResults changed its input")
+	}
+	// A result made here is in the column the run resolved for its backend, not the name.
+	got := WithResults(r, Columns{"kafka": {Backend: "kafka", Release: "3.9.1", Isolated: true}}).SpecReports
+	if res, _ := reports.ResultOf(got[1].ReportEntries); res.Backend != "kafka@3.9.1+isolated" {
+		t.Errorf("made result in column %q, want kafka@3.9.1+isolated", res.Backend)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,36 +45,58 @@ func IsolatedFrom(getenv func(string) string) (bool, error) {
 	}
 }
 
-// ColumnOf is the column of backend n in this run (internal/column): its base and variant,
-// the broker release when it is not the pinned one (Release), and isolation mode.
-func ColumnOf(n string) column.Column {
-	c := column.OfBackend(n)
-	c.Release = Release(n)
-	c.Isolated, _ = Isolated()
-	return c
+// InRun completes the columns of the run's targets (run.Target's is the pinned release, out
+// of isolation mode) with what this run's environment says: the broker release of each
+// target's kind when it is not the pinned one (Release: kafka@3.9.1) and isolation mode
+// (PUBSUB_ISOLATE: kafka+isolated; a bad value is the error). The column's name is the
+// target's column label and report file name. ts is not changed.
+func InRun(ts []run.Target) ([]run.Target, error) {
+	on, err := Isolated()
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(ts)
+	for i := range out {
+		out[i].Column.Release = Release(out[i].Kind)
+		out[i].Column.Isolated = on
+	}
+	return out, nil
 }
 
-// ReportName is the column label and report file name of backend n: ColumnOf(n)'s name, n,
-// n@<broker release> when the broker is not the pinned release, and +isolated after that in
-// isolation mode.
-func ReportName(n string) string { return ColumnOf(n).String() }
+// Columns are the columns of a run's targets (InRun) by registry name: the name a spec's
+// result and report files carry.
+type Columns map[string]column.Column
 
-// isolate wraps b, a client of backend cfg.Backend, in isolation mode for a spec outside the
-// L and S areas: its Producer and Consumer calls first prepare their topic through the broker's
-// admin. Anything else (isolation off, a spec of those areas, a backend without a broker)
-// returns b as it is.
-func isolate(b backends.Backend, cfg backends.Config) backends.Backend {
-	if on, _ := Isolated(); !on {
-		return b
+// ColumnsOf indexes the columns of ts.
+func ColumnsOf(ts []run.Target) Columns {
+	out := Columns{}
+	for _, t := range ts {
+		out[t.Name()] = t.Column
 	}
-	kind, ok := run.KindFor(cfg.Backend)
-	if !ok {
+	return out
+}
+
+// Label is the column name of backend n in the run: n's column, or n itself for a name that
+// is not one of the run's targets.
+func (c Columns) Label(n string) string {
+	if col, ok := c[n]; ok {
+		return col.String()
+	}
+	return n
+}
+
+// isolate wraps b, a client of target t, in isolation mode (t's column is isolated) for a
+// spec outside the L and S areas: its Producer and Consumer calls first prepare their topic
+// through the broker's admin. Anything else (isolation off, a spec of those areas, a backend
+// without a broker) returns b as it is.
+func isolate(b backends.Backend, t run.Target, cfg backends.Config) backends.Backend {
+	if !t.Column.Isolated || !t.NeedsBroker() {
 		return b
 	}
 	if id := catalogue.IDFromLabels(ginkgo.CurrentSpecReport().Labels()); id != "" && notIsolated[id[:1]] {
 		return b
 	}
-	p, err := admin.For(string(kind), cfg.Settings, cfg.RetentionFor)
+	p, err := admin.For(string(t.Kind), cfg.Settings, cfg.RetentionFor)
 	if err != nil {
 		fmt.Fprintf(ginkgo.GinkgoWriter, "isolation off for this client: %v\n", err)
 		return b

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/suite/run"
 )
 
-// PrepareBackends readies the selected backends that need it before any spec runs (once per
+// PrepareBackends readies the run's targets that need it before any spec runs (once per
 // run, on Ginkgo process 1; Descriptor.Prepare: an adapter's build or virtualenv), so that a
 // spec's Open only starts a client.
-func PrepareBackends(ctx context.Context, names []string, progress func(string, ...any)) error {
-	for _, n := range names {
-		d, err := backends.Lookup(n)
-		if err != nil || d.Prepare == nil {
+func PrepareBackends(ctx context.Context, ts []run.Target, progress func(string, ...any)) error {
+	for _, t := range ts {
+		d, n := t.Descriptor, t.Name()
+		if d.Prepare == nil {
 			continue
 		}
 		start := time.Now()

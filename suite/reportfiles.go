@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/internal/modroot"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/suite/run"
@@ -33,11 +32,13 @@ func ReportDir() (string, error) {
 	return d, nil
 }
 
-// NewMeta describes the run of backend name: the sidecar reports/out/meta-<backend>.json.
-func NewMeta(name string, sh *Shared, suiteTime time.Duration) reports.Meta {
-	d, _ := backends.Lookup(name)
+// NewMeta describes the run of target t: the sidecar reports/out/meta-<column>.json, named
+// by t's column (InRun: another broker release, isolation mode).
+func NewMeta(t run.Target, sh *Shared, suiteTime time.Duration) reports.Meta {
+	d := t.Descriptor
 	m := reports.Meta{
-		Backend:       name,
+		Backend:       t.Column.String(),
+		Isolated:      t.Column.Isolated,
 		Reference:     d.Reference,
 		Description:   d.Description,
 		Source:        d.Source,
@@ -48,16 +49,16 @@ func NewMeta(name string, sh *Shared, suiteTime time.Duration) reports.Meta {
 		SuiteSeconds:  suiteTime.Seconds(),
 	}
 	var broker map[string]string
-	if kind, ok := run.KindFor(name); ok {
-		ep := sh.Brokers[kind]
+	if t.NeedsBroker() {
+		ep := sh.Brokers[t.Kind]
 		m.BrokerVersion = ep.Version
-		m.BrokerStartup[string(kind)] = ep.StartupTime.Seconds()
+		m.BrokerStartup[string(t.Kind)] = ep.StartupTime.Seconds()
 		broker = ep.Settings()
 	} else {
 		m.Provider = "none (in-process reference)"
 	}
-	if cfg, err := run.BaseConfig(name, broker); err == nil {
-		m.Settings = run.Settings(cfg)
+	if cfg, err := t.BaseConfig(broker); err == nil {
+		m.Settings = t.Settings(cfg)
 	}
 	return m
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 
-	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
@@ -50,29 +49,31 @@ func TestConformance(t *testing.T) {
 	RegisterFailHandler(Fail)
 	// The tree: one Conformance container per selected backend. Backends are chosen here
 	// (after flag parsing, before RunSpecs) so --label-filter, --focus and -p all see the
-	// real spec list.
-	var err error
-	names, err = run.Selected(*backendsFlag, os.Getenv)
-	if err != nil {
-		t.Fatalf("select backends: %v", err)
-	}
-	if _, err := suite.Isolated(); err != nil {
-		t.Fatalf("%v", err)
-	}
+	// real spec list; each is resolved once, into the run's target (descriptor, broker kind,
+	// column), which every later step takes.
 	if all.AdapterError != nil {
 		t.Fatalf("%v", all.AdapterError)
 	}
 	if variantsErr != nil {
 		t.Fatalf("%v", variantsErr)
 	}
-	for _, n := range names {
-		specs.Conformance(suite.NewEnv(n, &shared, progress))
+	selected, err := run.Select(*backendsFlag, os.Getenv)
+	if err != nil {
+		t.Fatalf("select backends: %v", err)
+	}
+	if targets, err = suite.InRun(selected); err != nil {
+		t.Fatalf("%v", err)
+	}
+	columns = suite.ColumnsOf(targets)
+	for _, tg := range targets {
+		specs.Conformance(suite.NewEnv(tg, &shared, progress))
 	}
 	RunSpecs(t, "pub/sub conformance")
 }
 
 var (
-	names    []string
+	targets  []run.Target
+	columns  suite.Columns // the targets' columns by registry name
 	shared   suite.Shared
 	brokers  []fixtures.Broker // process 1 only
 	progress = func(format string, args ...any) {
@@ -82,22 +83,22 @@ var (
 )
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	progress("backends under test: %v", names)
-	if on, _ := suite.Isolated(); on {
+	progress("backends under test: %v", run.Names(targets))
+	if len(targets) > 0 && targets[0].Column.Isolated {
 		progress("isolation mode (%s=topics): the harness creates the topics of every spec outside the lifecycle and security areas through the broker's admin; columns are labelled <backend>%s", suite.IsolateEnv, column.IsolatedSuffix)
 	}
-	for _, n := range names {
-		if d, _ := backends.Lookup(n); d.Reference {
-			progress("%s is the in-process REFERENCE backend: a self-test of the specs, never a conformance result", n)
+	for _, tg := range targets {
+		if tg.Descriptor.Reference {
+			progress("%s is the in-process REFERENCE backend: a self-test of the specs, never a conformance result", tg.Name())
 		}
 	}
 	var err error
 	var sh suite.Shared
-	if err := suite.PrepareBackends(ctx, names, progress); err != nil {
+	if err := suite.PrepareBackends(ctx, targets, progress); err != nil {
 		Fail(err.Error()) // "prepare <backend>: ...", one line, like a broker that cannot start
 	}
 	sel, _ := GinkgoConfiguration()
-	sh, brokers, err = suite.StartBrokers(ctx, run.Kinds(names), suite.AuthKinds(names, reports.NewSelection(sel)), progress)
+	sh, brokers, err = suite.StartBrokers(ctx, run.Kinds(targets), suite.AuthKinds(targets, reports.NewSelection(sel)), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped
 		// error chain around it, which buries a setup problem the user must fix by hand.
@@ -120,7 +121,7 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 var _ = ReportAfterEach(func(s SpecReport) {
 	if s.LeafNodeType == types.NodeTypeIt {
 		sel, _ := GinkgoConfiguration()
-		AddReportEntry(reports.ResultEntry, ReportEntryVisibilityNever, suite.ResultOf(s, sel))
+		AddReportEntry(reports.ResultEntry, ReportEntryVisibilityNever, suite.ResultOf(s, sel, columns))
 	}
 })
 
@@ -132,8 +133,9 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 		return
 	}
 	// Every spec has its result; those that never ran because the run was interrupted say so.
-	r = suite.WithResults(r)
-	for _, n := range names {
+	r = suite.WithResults(r, columns)
+	for _, tg := range targets {
+		n := tg.Name()
 		sub := forBackend(r, n)
 		check := func(what string, err error) {
 			if err != nil {
@@ -141,22 +143,17 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 			}
 		}
 		// In isolation mode the column is <backend>+isolated, beside the normal one.
-		col := suite.ColumnOf(n)
-		label := col.String()
+		label := tg.Column.String()
 		check("junit", reporters.GenerateJUnitReportWithConfig(sub, filepath.Join(dir, "junit-"+label+".xml"),
 			reporters.JunitReportConfig{OmitLeafNodeType: true}))
 		check("json", reporters.GenerateJSONReport(sub, filepath.Join(dir, "ginkgo-"+label+".json")))
-		meta := suite.NewMeta(n, &shared, r.RunTime)
+		meta := suite.NewMeta(tg, &shared, r.RunTime)
 		meta.Selected = selectedLabels() // so the gate tells a backend this run did not select from a missing one
-		if label != n {
-			meta.Backend = label
-			meta.Isolated = col.Isolated
-		}
 		data, err := json.MarshalIndent(meta, "", "  ")
 		check("meta", err)
 		check("meta", os.WriteFile(filepath.Join(dir, "meta-"+label+".json"), data, 0o644))
 	}
-	progress("reports for %v in %s (suite %s)", names, dir, r.RunTime.Round(10*time.Millisecond))
+	progress("reports for %v in %s (suite %s)", run.Names(targets), dir, r.RunTime.Round(10*time.Millisecond))
 	if why := reports.InterruptedReason(r.SpecialSuiteFailureReasons); why != "" {
 		progress("the run was interrupted (%s): the reports mark the specs that never ran as not run", why)
 	}
@@ -165,9 +162,9 @@ var _ = ReportAfterSuite("per-backend reports", func(r Report) {
 // selectedLabels are the run's backends as the gate keys them: with the broker release of a
 // non-default one (kafka@3.9.1), so that the pinned release's column reads as not selected.
 func selectedLabels() []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		c := suite.ColumnOf(n)
+	out := make([]string, len(targets))
+	for i, tg := range targets {
+		c := tg.Column
 		c.Isolated = false
 		out[i] = c.String()
 	}

@@ -7,17 +7,16 @@ import (
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/maven"
 	"github.com/pubsub-conformance/harness/fixtures/rabbitmq"
-	"github.com/pubsub-conformance/harness/suite/run"
 )
 
-// Release is the broker release in the column of backend n (ColumnOf: "kafka@3.9.1" for
-// PUBSUB_KAFKA_VERSION=3.9.1) when its broker runs another release than the pinned one; "" for
-// the pinned release, so a default run keeps today's columns, report files and baseline keys
-// (docs/versions.md). RabbitMQ's "pinned" release is the system's rabbitmq-server package;
-// PUBSUB_RABBITMQ_VERSION=4.3.6 gives "4.3.6".
-func Release(n string) string {
-	kind, ok := run.KindFor(n)
-	if !ok {
+// Release is the broker release in the column of a backend on a broker of kind (InRun:
+// "kafka@3.9.1" for PUBSUB_KAFKA_VERSION=3.9.1) when that broker runs another release than
+// the pinned one; "" for the pinned release, so a default run keeps today's columns, report
+// files and baseline keys (docs/versions.md), and "" for no broker (kind ""). RabbitMQ's
+// "pinned" release is the system's rabbitmq-server package; PUBSUB_RABBITMQ_VERSION=4.3.6
+// gives "4.3.6".
+func Release(kind fixtures.Kind) string {
+	if kind == "" {
 		return ""
 	}
 	if kind == fixtures.RabbitMQ {
@@ -33,19 +32,11 @@ func Release(n string) string {
 	return ""
 }
 
-// BrokerTooOld says why backend n cannot be tested on the broker this run started (its
-// Descriptor's MinBroker is newer than the broker's release); "" when it can, or when the
-// broker's release is unknown.
-func BrokerTooOld(n string, sh *Shared) string {
-	d, err := backends.Lookup(n)
-	if err != nil {
-		return ""
-	}
-	return brokerTooOld(d, sh)
-}
-
-// brokerTooOld is BrokerTooOld of the registered backend d (its test needs no registration,
-// which would show a test's backend to every user of the suite binary it is linked into).
+// brokerTooOld says why the backend registered as d cannot be tested on the broker this run
+// started (its MinBroker is newer than the broker's release); "" when it can, or when the
+// broker's release is unknown. It takes the Descriptor of the run's target (its test needs no
+// registration, which would show a test's backend to every user of the suite binary it is
+// linked into).
 func brokerTooOld(d backends.Descriptor, sh *Shared) string {
 	if d.MinBroker == "" || d.Broker == "" {
 		return ""

@@ -49,7 +49,7 @@ var Table = []Layer{
 	{"reports", []string{"reports/..."},
 		"results, matrix, gate", []string{"reports", "base"}},
 	{"run", []string{"suite/run"},
-		"what a run tests: backend names, broker kinds, base configs", []string{"kinds", "contract", "base"}},
+		"what a run tests: backends resolved once into targets (descriptor, broker kind, column), base configs", []string{"kinds", "contract", "base"}},
 	{"bench", []string{"bench/..."},
 		"performance runs", []string{"bench", "run", "reports", "backend sets", "brokers", "backend", "kinds", "contract", "base"}},
 	{"suite", []string{"suite/..."},

@@ -1,7 +1,8 @@
-// Package run resolves what a run tests, without the Ginkgo glue: the backend names of a run
-// (the flag, else PUBSUB_BACKENDS, else the reference), the broker kind each needs, and the
-// Config every client of a backend starts from. The suite and the bench both use it, so the
-// bench links no test framework.
+// Package run resolves what a run tests, without the Ginkgo glue: the backends of a run (the
+// flag, else PUBSUB_BACKENDS, else the reference), each resolved once into a Target - its
+// registry Descriptor, the broker kind it needs and its report column - and the Config every
+// client of a target starts from. The suite, its commands and the bench take Targets and look
+// no name up again, so the registry is read here only; the bench links no test framework.
 package run
 
 import (
@@ -13,22 +14,54 @@ import (
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/internal/column"
 )
 
-// KindFor returns the broker a registered backend needs (its Descriptor's Broker), and false
-// for none. Known-bad variants "<base>~<variant>" carry their base's.
-func KindFor(name string) (fixtures.Kind, bool) {
-	d, err := backends.Lookup(name)
-	if err != nil || d.Broker == "" {
-		return "", false
-	}
-	return fixtures.Kind(d.Broker), true
+// Target is one backend of a run, resolved from its registry name once (Resolve).
+type Target struct {
+	// Descriptor is the backend's registration.
+	Descriptor backends.Descriptor
+	// Kind is the broker the backend needs, a registered fixtures kind (a known-bad variant
+	// "<base>~<variant>" carries its base's); "" for an in-process backend.
+	Kind fixtures.Kind
+	// Column is the backend's report column: its base and variant from the registration,
+	// on the pinned broker release and out of isolation mode; the suite sets Release and
+	// Isolated for its run (suite.InRun).
+	Column column.Column
 }
 
-// Selected parses the backend list: the flag value when set, else PUBSUB_BACKENDS, else the
-// reference backend (the fast self-test). Names are checked against the registry; an unknown
-// name is an error listing the known ones.
-func Selected(flagValue string, getenv func(string) string) ([]string, error) {
+// Name is the target's registry name ("kafka", "kafka~nack-noop").
+func (t Target) Name() string { return t.Descriptor.Name }
+
+// NeedsBroker says whether the target needs a broker (Kind is set).
+func (t Target) NeedsBroker() bool { return t.Kind != "" }
+
+// Resolve looks name up in the registry, once for a run: an unknown name is an error wrapping
+// backends.ErrUnknownBackend that lists the known ones, a registration needing a broker kind
+// no fixtures record describes an error naming the known kinds.
+func Resolve(name string) (Target, error) {
+	d, err := backends.Lookup(name)
+	if err != nil {
+		return Target{}, err
+	}
+	t := Target{Descriptor: d, Column: column.Column{Backend: d.Name}}
+	if d.Variant != "" {
+		t.Column = column.Column{Backend: d.Base, Variant: d.Variant}
+	}
+	if d.Broker != "" {
+		k := fixtures.Kind(d.Broker)
+		if _, ok := fixtures.LookupKind(k); !ok {
+			return Target{}, fmt.Errorf("backend %q needs broker %q, which is no known broker kind (known: %s)", name, d.Broker, fixtures.KindNames())
+		}
+		t.Kind = k
+	}
+	return t, nil
+}
+
+// Select resolves the run's backend list: the flag value when set, else PUBSUB_BACKENDS, else
+// the reference backend (the fast self-test). An unknown name is an error naming
+// PUBSUB_BACKENDS and listing the known ones.
+func Select(flagValue string, getenv func(string) string) ([]Target, error) {
 	v := flagValue
 	if v == "" {
 		v = getenv("PUBSUB_BACKENDS")
@@ -44,73 +77,76 @@ func Selected(flagValue string, getenv func(string) string) ([]string, error) {
 		}
 		v = strings.Join(refs, ",")
 	}
-	out, err := ParseBackends(v)
+	out, err := ParseTargets(v)
 	if err != nil {
 		return nil, fmt.Errorf("PUBSUB_BACKENDS: %w", err)
 	}
 	return out, nil
 }
 
-// ParseBackends checks a list of backend names, separated by commas or spaces, against the
-// registry, in order and without duplicates: an unknown name is an error wrapping
-// backends.ErrUnknownBackend that lists the known ones. The suite (Selected) and the preflight
-// of make's targets (suite/cmd/preflight) both read backend lists with it.
-func ParseBackends(v string) ([]string, error) {
-	var out []string
+// ParseTargets resolves a list of backend names, separated by commas or spaces, in order and
+// without duplicates (Resolve: an unknown name is an error wrapping backends.ErrUnknownBackend
+// that lists the known ones). The suite (Select) and the preflight of make's targets
+// (suite/cmd/preflight) both read backend lists with it.
+func ParseTargets(v string) ([]Target, error) {
+	var out []Target
 	seen := map[string]bool{}
 	for _, n := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 		if seen[n] {
 			continue
 		}
-		if _, err := backends.Lookup(n); err != nil {
+		t, err := Resolve(n)
+		if err != nil {
 			return nil, err
 		}
 		seen[n] = true
-		out = append(out, n)
+		out = append(out, t)
 	}
 	return out, nil
 }
 
-// Kinds lists the distinct brokers the backends need, sorted.
-func Kinds(names []string) []fixtures.Kind {
+// Names are the targets' registry names, in order.
+func Names(ts []Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// Kinds lists the distinct brokers the targets need, sorted.
+func Kinds(ts []Target) []fixtures.Kind {
 	var out []fixtures.Kind
-	for _, n := range names {
-		if k, ok := KindFor(n); ok && !slices.Contains(out, k) {
-			out = append(out, k)
+	for _, t := range ts {
+		if t.NeedsBroker() && !slices.Contains(out, t.Kind) {
+			out = append(out, t.Kind)
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-// BaseConfig is the Config every client of backend name starts from: its settings are the
-// environment's (the variables its Descriptor reads: KAFKA_DEBUG, KAFKA_CONFIG_<KEY>, ...), then
-// broker (a broker's endpoint settings, fixtures.Endpoints.Settings; nil for none), then the
+// BaseConfig is the Config every client of t starts from: its settings are the environment's
+// (the variables its Descriptor reads: KAFKA_DEBUG, KAFKA_CONFIG_<KEY>, ...), then broker (a
+// broker's endpoint settings, fixtures.Endpoints.Settings; nil for none), then the
 // Descriptor's fixed Settings; retention overrides come from PUBSUB_RETENTION_<CLASS>.
-func BaseConfig(name string, broker map[string]string) (backends.Config, error) {
-	d, err := backends.Lookup(name)
-	if err != nil {
-		return backends.Config{}, err
-	}
+func (t Target) BaseConfig(broker map[string]string) (backends.Config, error) {
 	ret, err := backends.RetentionFromEnv(os.Getenv)
 	if err != nil {
 		return backends.Config{}, fmt.Errorf("configuration from env: %w", err)
 	}
+	d := t.Descriptor
 	return backends.Config{
-		Backend:   name,
+		Backend:   d.Name,
 		Settings:  backends.Layer(d.EnvSettings(os.Environ()), broker, d.Settings),
 		Retention: ret,
 	}, nil
 }
 
-// Settings returns the non-secret settings of cfg for report metadata.
-func Settings(cfg backends.Config) map[string]any {
+// Settings returns the non-secret settings of cfg, a Config of t, for report metadata.
+func (t Target) Settings(cfg backends.Config) map[string]any {
 	s := map[string]any{"backend": cfg.Backend}
-	d, err := backends.Lookup(cfg.Backend)
-	if err != nil {
-		return s
-	}
-	for k, v := range d.Public(cfg.Settings) {
+	for k, v := range t.Descriptor.Public(cfg.Settings) {
 		s[k] = v
 	}
 	if len(cfg.Retention) > 0 {

@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if sel == "" && os.Getenv("PUBSUB_BACKENDS") == "" {
 		sel = strings.Join(backends.ConformanceNames(), ",")
 	}
-	selected, err := suiterun.Selected(sel, os.Getenv)
+	selected, err := suiterun.Select(sel, os.Getenv)
 	if err != nil {
 		return fail(err)
 	}
@@ -133,11 +133,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}()
 	var provider fixtures.Provider
 	status := 0
-	for _, name := range selected {
+	for _, t := range selected {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
-		kind, needsBroker := suiterun.KindFor(name)
+		name, kind, needsBroker := t.Name(), t.Kind, t.NeedsBroker()
 		var ep fixtures.Endpoints
 		if needsBroker {
 			if provider == nil {
@@ -160,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			ep = b.Endpoints()
 		}
-		res, err := benchOne(ctx, name, ep, needsBroker && !*noRaw, plan, progress)
+		res, err := benchOne(ctx, t, ep, needsBroker && !*noRaw, plan, progress)
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %s: %v\n", name, err)
 			status = 1
@@ -194,14 +194,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// benchOne opens name through the registry on ep (and its raw clients: the backend's own
+// benchOne opens the resolved target t on ep (and its raw clients: the backend's own
 // baseline, else ep's kind's) and measures both.
-func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw bool, plan bench.Plan, progress func(string, ...any)) (*reports.Bench, error) {
+func benchOne(ctx context.Context, t suiterun.Target, ep fixtures.Endpoints, withRaw bool, plan bench.Plan, progress func(string, ...any)) (*reports.Bench, error) {
+	name := t.Name()
 	var broker map[string]string
 	if ep.Kind != "" {
 		broker = ep.Settings()
 	}
-	cfg, err := suiterun.BaseConfig(name, broker)
+	cfg, err := t.BaseConfig(broker)
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +217,7 @@ func benchOne(ctx context.Context, name string, ep fixtures.Endpoints, withRaw b
 		defer cancel()
 		_ = b.Close(cctx)
 	}()
-	d, err := backends.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	r := bench.Run{Backend: b, Description: d.Description, Plan: plan, Progress: progress}
+	r := bench.Run{Backend: b, Description: t.Descriptor.Description, Plan: plan, Progress: progress}
 	if withRaw {
 		clients, err := raw.For(name, ep)
 		if err != nil {

@@ -38,6 +38,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
+	suiterun "github.com/pubsub-conformance/harness/suite/run"
 )
 
 type options struct {
@@ -196,7 +197,7 @@ func run(ctx context.Context, o options, w io.Writer) (Results, error) {
 		return res, err
 	}
 	for _, b := range o.bases {
-		if d, err := backends.Lookup(b); err != nil || d.Variant != "" {
+		if t, err := suiterun.Resolve(b); err != nil || t.Descriptor.Variant != "" {
 			var real []string
 			for _, d := range backends.Descriptors(false) {
 				real = append(real, d.Name)

@@ -2,7 +2,7 @@
 // failover and flakes targets call it first with the user's values, so that a bad value is one
 // line naming it and what is allowed, and exit 2, before the suite is built, a broker starts or
 // Ginkgo runs. It checks with the suite's own functions what the suite reads - backend names
-// against the registry (suite/run.ParseBackends), PUBSUB_BROKERS against the providers
+// resolved in the registry (suite/run.ParseTargets), PUBSUB_BROKERS against the providers
 // (providers.Check), PUBSUB_ISOLATE, PUBSUB_RETENTION_<CLASS>, the workload's settings, the
 // adapter declarations PUBSUB_ADAPTER_<NAME> - and make's own settings: SPECS against the
 // catalogue, CONFORMANCE_PROCS, GATE_LEVEL, DURATION, CONFORMANCE_STRICT.
@@ -11,8 +11,8 @@
 //
 // Only the NAMEs given are checked (a target passes those it uses), the environment's settings
 // always. With -report-dir it prints the run's Ginkgo JSON report file of each backend of
-// BACKENDS in DIR, space-separated, named as the suite names them (suite.ReportName: a broker
-// release other than the pinned one, isolation mode), for make to clear before the run and to
+// BACKENDS in DIR, space-separated, named as the suite names them (its target's column,
+// suite.InRun: a broker release other than the pinned one, isolation mode), for make to clear before the run and to
 // judge after it.
 //
 // Exit status: 0 all good, 2 a bad value (one line each on stderr) or bad usage.
@@ -47,7 +47,7 @@ func main() {
 // line to print, naming the setting.
 var checks = map[string]func(name, v string) error{
 	"BACKENDS": func(name, v string) error {
-		bs, err := suiterun.ParseBackends(v)
+		bs, err := suiterun.ParseTargets(v)
 		if err == nil && len(bs) == 0 {
 			return fmt.Errorf("%s is empty: name one or more backends (known: %s)", name, backends.Known())
 		}
@@ -118,10 +118,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	if *reportDir != "" {
-		bs, _ := suiterun.ParseBackends(settings["BACKENDS"])
-		files := make([]string, len(bs))
-		for i, b := range bs {
-			files[i] = filepath.Join(*reportDir, "ginkgo-"+suite.ReportName(b)+".json")
+		ts, err := suiterun.ParseTargets(settings["BACKENDS"])
+		if err == nil {
+			ts, err = suite.InRun(ts)
+		}
+		if err != nil { // checked above: not reached
+			fmt.Fprintln(stderr, oneLine(err.Error()))
+			return 2
+		}
+		files := make([]string, len(ts))
+		for i, t := range ts {
+			files[i] = filepath.Join(*reportDir, "ginkgo-"+t.Column.String()+".json")
 		}
 		fmt.Fprintln(stdout, strings.Join(files, " "))
 	}
