@@ -3,7 +3,6 @@ package specs
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -28,22 +27,16 @@ const historyAttached = 20_000
 // historyChecksEnv switches the checkers of checkHistory off ("off") for a run.
 const historyChecksEnv = "PUBSUB_HISTORY_CHECKS"
 
-// historyLimitEnv sets how many calls a spec's history keeps (default history.DefaultLimit): a
-// small limit makes the histories of the specs that move many messages overflow, so their
-// result is unknown (docs/results.md).
-const historyLimitEnv = "PUBSUB_HISTORY_LIMIT"
-
-// newRecorder is a spec's history, keeping PUBSUB_HISTORY_LIMIT calls when that is set.
+// newRecorder is a spec's history, keeping PUBSUB_HISTORY_LIMIT calls when that is set
+// (history.LimitFromEnv; the preflight of make's targets refuses a bad value before the run).
 func newRecorder() *history.Recorder {
 	GinkgoHelper()
-	r := history.NewRecorder()
-	if v := os.Getenv(historyLimitEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			Fail(fmt.Sprintf("%s=%q: want a number of calls, at least 1", historyLimitEnv, v))
-		}
-		r.SetLimit(n)
+	n, err := history.LimitFromEnv(os.Getenv)
+	if err != nil {
+		Fail(err.Error())
 	}
+	r := history.NewRecorder()
+	r.SetLimit(n)
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,27 @@ func Summarise(payload []byte, props map[string]string) string {
 // messages (F5 records about 10,000 calls), small enough (about 300 bytes a call) to keep in
 // memory for every spec of a run.
 const DefaultLimit = 200_000
+
+// LimitEnv sets how many calls a spec's history keeps (default DefaultLimit): a small limit
+// makes the histories of the specs that move many messages overflow, so their result is
+// unknown (docs/results.md).
+const LimitEnv = "PUBSUB_HISTORY_LIMIT"
+
+// LimitFromEnv is the number of calls a spec's history keeps as getenv sets it (LimitEnv):
+// DefaultLimit when unset or empty, else a whole number of at least 1; anything else is an
+// error naming the setting and its value. The specs read it for every spec's Recorder, the
+// preflight of make's targets (suite/cmd/preflight) before a run starts.
+func LimitFromEnv(getenv func(string) string) (int, error) {
+	v := getenv(LimitEnv)
+	if v == "" {
+		return DefaultLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a number of calls, at least 1", LimitEnv, v)
+	}
+	return n, nil
+}
 
 // Recorder is one history. Safe for concurrent use.
 type Recorder struct {
