@@ -3,7 +3,8 @@
 // line naming it and what is allowed, and exit 2, before the suite is built, a broker starts or
 // Ginkgo runs. It checks with the suite's own functions what the suite reads - backend names
 // resolved in the registry (suite/run.ParseTargets), PUBSUB_BROKERS against the providers
-// (providers.Check), PUBSUB_ISOLATE, PUBSUB_RETENTION_<CLASS>, the workload's settings, the
+// (providers.Check), PUBSUB_ISOLATE, PUBSUB_RETENTION_<CLASS>, PUBSUB_HISTORY_LIMIT
+// (history.LimitFromEnv), the workload's settings, the
 // adapter declarations PUBSUB_ADAPTER_<NAME> - and make's own settings: SPECS against the
 // catalogue, CONFORMANCE_PROCS, GATE_LEVEL, DURATION, CONFORMANCE_STRICT.
 //
@@ -32,6 +33,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures/providers"
+	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/specs/catalogue"
@@ -157,6 +159,9 @@ func check(order []string, settings map[string]string, getenv func(string) strin
 	}
 	if _, err := backends.RetentionFromEnv(getenv); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := history.LimitFromEnv(getenv); err != nil {
+		errs = append(errs, err) // else every spec of the run fails on it
 	}
 	return append(errs, specs.CheckWorkloadEnv(getenv)...)
 }

@@ -39,7 +39,7 @@ var knownLine = `(known: ` + backends.Known() + `)`
 func TestGoodSettingsPass(t *testing.T) {
 	code, out, errOut := preflight([]string{"-report-dir", "reports/out", "BACKENDS=kafka pulsar,rabbitmq kafka~nack-noop", "SPECS=L1,D2 A1",
 		"CONFORMANCE_PROCS=6", "GATE_LEVEL=must", "DURATION=10m", "CONFORMANCE_STRICT=1"},
-		map[string]string{"PUBSUB_BROKERS": "local", "PUBSUB_WORKLOAD_SEED": "17", "PUBSUB_RETENTION_FLOW": "168h"})
+		map[string]string{"PUBSUB_BROKERS": "local", "PUBSUB_WORKLOAD_SEED": "17", "PUBSUB_RETENTION_FLOW": "168h", "PUBSUB_HISTORY_LIMIT": "50"})
 	want := "reports/out/ginkgo-kafka.json reports/out/ginkgo-pulsar.json reports/out/ginkgo-rabbitmq.json reports/out/ginkgo-kafka~nack-noop.json\n"
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("exit %d\nstdout %q\nwant   %q\nstderr %q", code, out, want, errOut)
@@ -89,6 +89,8 @@ func TestEachBadValueIsOneLine(t *testing.T) {
 		{nil, map[string]string{"PUBSUB_RETENTION_FLOW": "a week"}, `invalid configuration: PUBSUB_RETENTION_FLOW="a week" is not a positive duration (e.g. 168h)`},
 		{nil, map[string]string{"PUBSUB_WORKLOAD_BUDGET": "soon"}, `PUBSUB_WORKLOAD_BUDGET="soon": want a positive Go duration such as 30s or 10m`},
 		{nil, map[string]string{"PUBSUB_WORKLOAD_SEED": "x"}, `PUBSUB_WORKLOAD_SEED="x": want an integer seed`},
+		{nil, map[string]string{"PUBSUB_HISTORY_LIMIT": "0"}, `PUBSUB_HISTORY_LIMIT="0": want a number of calls, at least 1`},
+		{[]string{"BACKENDS=kafka"}, map[string]string{"PUBSUB_HISTORY_LIMIT": "lots"}, `PUBSUB_HISTORY_LIMIT="lots": want a number of calls, at least 1`},
 	} {
 		args := tc.args
 		if len(args) > 0 && strings.HasPrefix(args[0], "BACKENDS=") {
@@ -144,7 +146,7 @@ func TestMakeTargetsAnswerBadInputFirst(t *testing.T) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "BACKENDS", "PUBSUB_BACKENDS", "SPECS", "PUBSUB_BROKERS", "GATE_LEVEL",
-			"CONFORMANCE_PROCS", "DURATION", "CONFORMANCE_STRICT", "WARM", "PUBSUB_ISOLATE", asCommand:
+			"CONFORMANCE_PROCS", "DURATION", "CONFORMANCE_STRICT", "WARM", "PUBSUB_ISOLATE", "PUBSUB_HISTORY_LIMIT", asCommand:
 			continue
 		}
 		environ = append(environ, kv)
@@ -161,6 +163,7 @@ func TestMakeTargetsAnswerBadInputFirst(t *testing.T) {
 		{[]string{"conformance", "BACKENDS=kafka", "CONFORMANCE_PROCS=0"}, `CONFORMANCE_PROCS="0": want a whole number of parallel Ginkgo processes, 1 or more`},
 		{[]string{"conformance", "BACKENDS=kafka", "GATE_LEVEL=may"}, `GATE_LEVEL="may": want must (only MUST regressions block) or should (every regression blocks)`},
 		{[]string{"conformance", "BACKENDS=kafka", "CONFORMANCE_STRICT=yes"}, `CONFORMANCE_STRICT="yes": want 1 (any failure exits 1, accepted or not) or empty`},
+		{[]string{"conformance", "BACKENDS=kafka", "PUBSUB_HISTORY_LIMIT=-1"}, `PUBSUB_HISTORY_LIMIT="-1": want a number of calls, at least 1`},
 		{[]string{"soak", "BACKENDS=kafka", "DURATION=10x"}, `DURATION="10x": want a positive Go duration such as 30s or 10m`},
 		{[]string{"failover", "BACKENDS=kafka", "SPECS=F9"}, `SPECS: unknown catalogue ID "F9"; the catalogue has ` + catalogue.IDRanges()},
 		{[]string{"flakes", "BACKENDS=kafka", "CONFORMANCE_PROCS=many"}, `CONFORMANCE_PROCS="many": want a whole number of parallel Ginkgo processes, 1 or more`},
