@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// Column names carry every suffix a run gives them, in the suite's order (suite.ReportName):
-// <backend>[~<variant>][@<broker release>][+isolated]. Each combination is one column.
+// Column names carry every suffix a run gives them, in the suite's order (a run.Target's
+// column, suite.InRun): <backend>[~<variant>][@<broker release>][+isolated]. Each
+// combination is one column.
 var suffixedLabels = []string{
 	"kafka",
 	"kafka~latest-race",
