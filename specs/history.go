@@ -28,7 +28,7 @@ const historyAttached = 20_000
 const historyChecksEnv = "PUBSUB_HISTORY_CHECKS"
 
 // newRecorder is a spec's history, keeping PUBSUB_HISTORY_LIMIT calls when that is set
-// (history.LimitFromEnv; the preflight of make's targets refuses a bad value before the run).
+// (history.LimitFromEnv; make's preflight and the suite refuse a bad value before any spec).
 func newRecorder() *history.Recorder {
 	GinkgoHelper()
 	n, err := history.LimitFromEnv(os.Getenv)

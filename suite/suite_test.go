@@ -17,6 +17,7 @@ import (
 	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
+	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/internal/column"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
@@ -63,6 +64,9 @@ func TestConformance(t *testing.T) {
 	}
 	if targets, err = suite.InRun(selected); err != nil {
 		t.Fatalf("%v", err)
+	}
+	if _, err := history.LimitFromEnv(os.Getenv); err != nil {
+		t.Fatalf("%v", err) // one line, not the same failure in every spec
 	}
 	columns = suite.ColumnsOf(targets)
 	for _, tg := range targets {
