@@ -44,6 +44,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "settings: %s is not what the tables of environment variables give (internal/envvars, each backend's settings.go): run go run ./backends/cmd/settings\n", DocPath)
 			os.Exit(1)
 		}
+		fmt.Printf("settings: %s is current\n", DocPath)
 		return
 	}
 	if err := os.WriteFile(path, want, 0o644); err != nil {
