@@ -176,9 +176,12 @@ unit: setup brokers
 # and every catalogue entry must have exactly one spec.
 # Every marked sentence of the contract (backends/backend.go, topic.go) must be asserted by a
 # spec or carry a reasoned not-testable entry (reports/contract.md, specs/catalogue/contract.go).
+# docs/settings.md must be the one generated from the tables of environment variables
+# (internal/envvars, each backend's settings.go; backends/cmd/settings).
 catalogue:
 	@if [ -d reports/cmd/catalogue ]; then $(GO) run ./reports/cmd/catalogue -check; fi
 	@if [ -d reports/cmd/contract ]; then $(GO) run ./reports/cmd/contract -check; fi
+	@$(GO) run ./backends/cmd/settings -check
 
 ## selftest: the catalogue on the in-process reference backend (must pass) and on its known-bad
 ## variants (the matching specs must fail). No broker; about 90 s. Its reports go to

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 // Config is everything a backend constructor needs. It names no concrete backend: each backend
@@ -129,10 +131,16 @@ type Descriptor struct {
 	// Settings are fixed by this registration (PULSAR_ALL_PERSISTENT=true) and win over the
 	// environment and the broker endpoints.
 	Settings map[string]string
-	// Env lists the environment variables the backend reads into Config.Settings, as path.Match
-	// patterns ("KAFKA_BOOTSTRAP_SERVERS", "KAFKA_CONFIG_*").
+	// Vars is the backend's table of the environment variables it reads (its settings.go):
+	// name, meaning, default, and whether the value is secret. EnvSettings reads exactly
+	// these names (and Env's), Public leaves out their secrets (and Secret's), and
+	// docs/settings.md is generated from it (backends/cmd/settings).
+	Vars envvars.Table
+	// Env lists further environment variables the backend reads into Config.Settings, as
+	// path.Match patterns ("KAFKA_*"), for a backend without a table of its own (an adapter,
+	// which passes its broker kind's settings through).
 	Env []string
-	// Secret lists the settings (path.Match patterns) whose values never reach a report.
+	// Secret lists further settings (path.Match patterns) whose values never reach a report.
 	Secret []string
 	// OptIn keeps the backend out of the default sets - ConformanceNames (make conformance, make
 	// mutants, make bench without BACKENDS) and, for a reference, the suite's default self-test
@@ -162,24 +170,27 @@ type Descriptor struct {
 	Base, Variant string
 }
 
-// EnvSettings picks the variables d reads (d.Env) out of environ ("KEY=value" strings, as
-// os.Environ returns them). Empty values are kept: they unset a setting.
+// EnvSettings picks the variables d reads (d.Vars and d.Env) out of environ ("KEY=value"
+// strings, as os.Environ returns them). Empty values are kept: they unset a setting.
 func (d Descriptor) EnvSettings(environ []string) map[string]string {
 	out := map[string]string{}
+	env := append(d.Vars.Names(), d.Env...)
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && matchAny(d.Env, k) {
+		if ok && matchAny(env, k) {
 			out[k] = v
 		}
 	}
 	return out
 }
 
-// Public returns the settings with d's secrets left out, for report metadata.
+// Public returns the settings with d's secrets (d.Vars' and d.Secret) left out, for report
+// metadata.
 func (d Descriptor) Public(settings map[string]string) map[string]string {
 	out := map[string]string{}
+	secret := append(d.Vars.Secrets(), d.Secret...)
 	for k, v := range settings {
-		if v != "" && !matchAny(d.Secret, k) {
+		if v != "" && !matchAny(secret, k) {
 			out[k] = v
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 func TestRegistryLookupAndOpen(t *testing.T) {
@@ -82,6 +84,19 @@ func TestSettingsLayersEnvAndSecrets(t *testing.T) {
 	}
 	if p := d.Public(s); len(p) != 2 || p["K_CONFIG_X"] != "1" || p["K_HOST"] != "h" {
 		t.Errorf("Public = %v; want the secret and the empty one left out", p)
+	}
+	// The same through a table of variables (Descriptor.Vars): read exactly its names, its
+	// secrets, a family's secret members included, never in the metadata.
+	d = Descriptor{Vars: envvars.Table{
+		{Name: "K_HOST", Meaning: "h"}, {Name: "K_PASSWORD", Meaning: "p", Secret: true},
+		{Name: "K_CONFIG_<KEY>", Meaning: "c", SecretIf: []string{"K_CONFIG_*PASSWORD*"}},
+	}}
+	s = d.EnvSettings([]string{"K_HOST=h", "K_PASSWORD=p", "K_CONFIG_SASL_PASSWORD=p", "K_CONFIG_X=1", "K_HOSTS=no", "K_OTHER=1"})
+	if len(s) != 4 || s["K_HOST"] != "h" || s["K_CONFIG_X"] != "1" {
+		t.Errorf("EnvSettings with Vars = %v", s)
+	}
+	if p := d.Public(s); len(p) != 2 || p["K_CONFIG_X"] != "1" || p["K_HOST"] != "h" {
+		t.Errorf("Public with Vars = %v; want both secrets left out", p)
 	}
 }
 

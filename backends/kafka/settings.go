@@ -7,25 +7,44 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 // Descriptor registers this backend (see backends/all). Settings come from TrustGraph's
-// environment names, listed in Env and parsed by ParseConfig.
+// environment names, listed in Vars and parsed by ParseConfig.
 var Descriptor = backends.Descriptor{
 	Name:        "kafka",
 	Description: "Apache Kafka via confluent-kafka-go (librdkafka)",
 	Broker:      "kafka",
 	New:         New,
-	Env: []string{
-		"KAFKA_BOOTSTRAP_SERVERS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
-		"KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION", "KAFKA_SSL_CERT_LOCATION", "KAFKA_SSL_KEY_LOCATION",
-		"KAFKA_REPLICATION_FACTOR", "KAFKA_DEBUG", "KAFKA_CONSUMER_NO_WAIT", "KAFKA_ACK_SYNC", "KAFKA_COMMIT_INTERVAL_MS",
-		"KAFKA_GROUP_PROTOCOL",
-		"KAFKA_CONFIG_*", "KAFKA_ADMIN_CONFIG_*",
-	},
-	// Passthrough keys may carry credentials (sasl.password, ssl.key.password,
-	// sasl.oauthbearer.client.secret): masked too.
-	Secret: []string{"KAFKA_SASL_PASSWORD", "KAFKA_*CONFIG_*PASSWORD*", "KAFKA_*CONFIG_*SECRET*", "KAFKA_*CONFIG_*TOKEN*"},
+	Vars:        Vars,
+}
+
+// passthroughSecrets are the members of a librdkafka passthrough family that may carry a
+// credential (sasl.password, ssl.key.password, sasl.oauthbearer.client.secret).
+func passthroughSecrets(prefix string) []string {
+	return []string{prefix + "*PASSWORD*", prefix + "*SECRET*", prefix + "*TOKEN*"}
+}
+
+// Vars are the environment variables this backend reads (TrustGraph's names), parsed by
+// ParseConfig; docs/settings.md is generated from them.
+var Vars = envvars.Table{
+	{Name: "KAFKA_BOOTSTRAP_SERVERS", Meaning: "the brokers (`host:port,...`); the fixtures set it; with `PUBSUB_BROKERS=external`, and in the backends' go tests when `PUBSUB_BROKERS` is unset, the broker to test against"},
+	{Name: "KAFKA_SECURITY_PROTOCOL", Meaning: "`PLAINTEXT`, `SASL_PLAINTEXT`, `SASL_SSL` or `SSL` (the external provider reads it too)", Default: "PLAINTEXT"},
+	{Name: "KAFKA_SASL_MECHANISM", Meaning: "`PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`"},
+	{Name: "KAFKA_SASL_USERNAME", Meaning: "the SASL user"},
+	{Name: "KAFKA_SASL_PASSWORD", Meaning: "the SASL user's password", Secret: true},
+	{Name: "KAFKA_SSL_CA_LOCATION", Meaning: "the CA file for `SASL_SSL` and `SSL` ([tls.md](tls.md))"},
+	{Name: "KAFKA_SSL_CERT_LOCATION", Meaning: "a client certificate file"},
+	{Name: "KAFKA_SSL_KEY_LOCATION", Meaning: "the client certificate's key file"},
+	{Name: "KAFKA_REPLICATION_FACTOR", Meaning: "replication factor of created topics (the cluster fixture sets its node count)", Default: "1"},
+	{Name: "KAFKA_DEBUG", Meaning: "librdkafka's debug contexts (`cgrp,topic,fetch`), logged to the client log"},
+	{Name: "KAFKA_CONSUMER_NO_WAIT", Meaning: "`true`: `Consumer()` returns before the group assignment (faster start, loses what is sent before it; breaks D2)", Default: "false"},
+	{Name: "KAFKA_ACK_SYNC", Meaning: "`true`: every Ack commits before it returns (one round trip each); by default Ack records the ack and returns, and a committer commits it (Close and every revoke commit synchronously)", Default: "false"},
+	{Name: "KAFKA_COMMIT_INTERVAL_MS", Meaning: "the least time between two commits of the background committer when acks come faster (at most 500: half the contract's ack crash bound)", Default: "100"},
+	{Name: "KAFKA_GROUP_PROTOCOL", Meaning: "`classic` or `consumer` (KIP-848, Kafka 4.0 and later; the `kafka-kip848` registration sets it)", Default: "classic"},
+	{Name: "KAFKA_CONFIG_<KEY>", Meaning: "passed to librdkafka as is, `_` becoming `.` (`KAFKA_CONFIG_FETCH_WAIT_MAX_MS=10`); validated by the backend", SecretIf: passthroughSecrets("KAFKA_CONFIG_")},
+	{Name: "KAFKA_ADMIN_CONFIG_<KEY>", Meaning: "passed to the admin client only, after `KAFKA_CONFIG_*`: another principal for topic administration (the backend then runs a separate admin client)", SecretIf: passthroughSecrets("KAFKA_ADMIN_CONFIG_")},
 }
 
 // KIP848Descriptor registers the same backend on Kafka's new consumer group protocol

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 // Descriptor registers this backend with TrustGraph's mapping (non-persistent topics for
@@ -16,11 +17,21 @@ var Descriptor = backends.Descriptor{
 	Description: "Apache Pulsar via pulsar-client-go; TrustGraph's mapping (non-persistent for request, response, notify)",
 	Broker:      "pulsar",
 	New:         New,
-	Env: []string{
-		"PULSAR_HOST", "PULSAR_ADMIN_URL", "PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY", "PULSAR_TLS_TRUST_CERTS_FILE",
-		"PULSAR_ALL_PERSISTENT", "PULSAR_NACK_REDELIVERY_DELAY", "PULSAR_CONSUMER_NO_WAIT", "PULSAR_ACK_SYNC",
-	},
-	Secret: []string{"PULSAR_API_KEY", "PULSAR_ADMIN_API_KEY"},
+	Vars:        Vars,
+}
+
+// Vars are the environment variables this backend reads (TrustGraph's names), parsed by
+// ParseConfig; docs/settings.md is generated from them.
+var Vars = envvars.Table{
+	{Name: "PULSAR_HOST", Meaning: "the broker's service URL (`pulsar://host:6650`, `pulsar+ssl://`); the fixtures set it; with `PUBSUB_BROKERS=external`, and in the backends' go tests when `PUBSUB_BROKERS` is unset, the broker to test against"},
+	{Name: "PULSAR_ADMIN_URL", Meaning: "the broker's admin REST URL (`http://host:8080`); with `PUBSUB_BROKERS=external` too"},
+	{Name: "PULSAR_API_KEY", Meaning: "a token, sent by the client and on every admin call", Secret: true},
+	{Name: "PULSAR_ADMIN_API_KEY", Meaning: "the token for admin calls when administration uses another role than the data path", Default: "PULSAR_API_KEY", Secret: true},
+	{Name: "PULSAR_TLS_TRUST_CERTS_FILE", Meaning: "the CA for `pulsar+ssl://` and `https://` ([tls.md](tls.md))"},
+	{Name: "PULSAR_ALL_PERSISTENT", Meaning: "`true`: every class on persistent topics (the `pulsar-persistent` registration sets it); else TrustGraph's mapping (non-persistent for request, response, notify)", Default: "false"},
+	{Name: "PULSAR_NACK_REDELIVERY_DELAY", Meaning: "the native negative-ack redelivery delay (a Go duration)", Default: "1s"},
+	{Name: "PULSAR_CONSUMER_NO_WAIT", Meaning: "`true`: `Consumer()` on a non-persistent topic returns before the broker granted the consumer permits (faster start, loses what is sent before it; breaks D2)", Default: "false"},
+	{Name: "PULSAR_ACK_SYNC", Meaning: "`true`: Ack waits for the broker's receipt; by default acks are queued and sent in batches, each with a receipt, again until confirmed, and Close sends what is left", Default: "false"},
 }
 
 // PersistentDescriptor is the registration with every class on persistent topics.

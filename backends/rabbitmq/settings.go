@@ -8,17 +8,38 @@ import (
 	"strings"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 // Descriptor registers this backend (see backends/all). Settings come from TrustGraph's
-// environment names (trustgraph/base/pubsub.py), listed in Env and parsed by ParseConfig.
+// environment names (trustgraph/base/pubsub.py), listed in Vars and parsed by ParseConfig.
 var Descriptor = backends.Descriptor{
 	Name:        "rabbitmq",
 	Description: "RabbitMQ via amqp091-go: a fanout exchange per topic, a classic queue per subscription, publisher confirms",
 	Broker:      "rabbitmq",
 	New:         New,
-	Env:         []string{"RABBITMQ_*"},
-	Secret:      []string{"RABBITMQ_PASSWORD"},
+	Vars:        Vars,
+}
+
+// Vars are the environment variables this backend reads (TrustGraph's names but the TLS
+// ones), parsed by ParseConfig; docs/settings.md is generated from them. The fixtures set the
+// connection's; with PUBSUB_BROKERS=external the external provider reads them too.
+var Vars = envvars.Table{
+	{Name: "RABBITMQ_HOST", Meaning: "the broker's host name (required; no scheme or port)"},
+	{Name: "RABBITMQ_PORT", Meaning: "the AMQP port", Default: "5672 (5671 with RABBITMQ_SSL)"},
+	{Name: "RABBITMQ_USERNAME", Meaning: "the user", Default: "guest"},
+	{Name: "RABBITMQ_PASSWORD", Meaning: "the user's password", Default: "guest", Secret: true},
+	{Name: "RABBITMQ_VHOST", Meaning: "the virtual host", Default: "/"},
+	{Name: "RABBITMQ_MANAGEMENT_URL", Meaning: "the management plugin's HTTP API (`http://host:15672`): DeleteTopic deletes the subscriptions and Retention reads the retention through it; without it Retention is unsupported and DeleteTopic removes only the exchange"},
+	{Name: "RABBITMQ_MANAGEMENT_USERNAME", Meaning: "the management API's user when administration uses another user than the data path", Default: "RABBITMQ_USERNAME"},
+	{Name: "RABBITMQ_MANAGEMENT_PASSWORD", Meaning: "the management API user's password", Default: "RABBITMQ_PASSWORD", Secret: true},
+	{Name: "RABBITMQ_PREFETCH", Meaning: "the consumer's basic.qos prefetch count (1-65535): how many unacknowledged deliveries the broker pushes to one consumer", Default: "1000"},
+	{Name: "RABBITMQ_SSL", Meaning: "`true`: connect with amqps, verifying the broker's certificate and name (not TrustGraph's: its RabbitMQ backends have no TLS; [tls.md](tls.md))", Default: "false"},
+	{Name: "RABBITMQ_SSL_CA_FILE", Meaning: "the CA (PEM) for RABBITMQ_SSL", Default: "the system's roots"},
+	{Name: "RABBITMQ_PUBLISH_NO_CONFIRM", Meaning: "`true`: publish without publisher confirms (Send returns before the broker took the message; breaks C-SEND-1)", Default: "false"},
+	{Name: "RABBITMQ_CONSUMER_AUTO_ACK", Meaning: "`true`: consume in no-ack mode (a known-bad variant: Nack, a close before the ack and a crash lose the message)", Default: "false"},
+	{Name: "RABBITMQ_CONSUMER_EXCLUSIVE", Meaning: "`true`: an exclusive basic.consume on shared subscriptions (a known-bad variant: a second member is refused)", Default: "false"},
+	{Name: "RABBITMQ_QUEUE_PER_CONSUMER", Meaning: "`true`: every consumer gets its own queue, shared subscriptions too (a known-bad variant: each member gets every message)", Default: "false"},
 }
 
 // Config holds the client settings, parsed from backends.Config.Settings by ParseConfig.

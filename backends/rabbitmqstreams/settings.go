@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pubsub-conformance/harness/backends"
+	"github.com/pubsub-conformance/harness/internal/envvars"
 )
 
 // Name is the registry name.
@@ -21,11 +22,29 @@ var Descriptor = backends.Descriptor{
 		"stored offsets, one active member per shared subscription (a single-active-consumer classic queue as the lock)",
 	Broker: "rabbitmq",
 	New:    New,
-	Env:    []string{"RABBITMQ_*"},
-	Secret: []string{"RABBITMQ_PASSWORD", "RABBITMQ_MANAGEMENT_PASSWORD"},
+	Vars:   Vars,
 	// Out of the default set until the CPU budget of the default run (issue 33) leaves room:
 	// make conformance BACKENDS=rabbitmq-streams runs it.
 	OptIn: true,
+}
+
+// Vars are the environment variables this backend reads, parsed by ParseConfig;
+// docs/settings.md is generated from them. The connection's are the rabbitmq backend's names.
+var Vars = envvars.Table{
+	{Name: "RABBITMQ_HOST", Meaning: "the broker's host name (required)"},
+	{Name: "RABBITMQ_PORT", Meaning: "the AMQP 0-9-1 port (the shared subscriptions' lock)", Default: "5672"},
+	{Name: "RABBITMQ_STREAM_PORT", Meaning: "the stream protocol's port (the fixture sets it)", Default: "5552"},
+	{Name: "RABBITMQ_USERNAME", Meaning: "the user", Default: "guest"},
+	{Name: "RABBITMQ_PASSWORD", Meaning: "the user's password", Default: "guest", Secret: true},
+	{Name: "RABBITMQ_VHOST", Meaning: "the virtual host", Default: "/"},
+	{Name: "RABBITMQ_MANAGEMENT_URL", Meaning: "the management plugin's HTTP API: reads a stream's x-max-age back (Retention); without it retention read-back is unsupported"},
+	{Name: "RABBITMQ_MANAGEMENT_USERNAME", Meaning: "the management API's user", Default: "RABBITMQ_USERNAME"},
+	{Name: "RABBITMQ_MANAGEMENT_PASSWORD", Meaning: "the management API user's password", Default: "RABBITMQ_PASSWORD", Secret: true},
+	{Name: "RABBITMQ_SSL", Meaning: "`true` is refused: the backend does not speak the stream protocol over TLS yet"},
+	{Name: "RABBITMQ_STREAM_COMMIT_INTERVAL_MS", Meaning: "how often a shared subscription's position is stored while acks move it (below 1000: the contract's ack crash bound)", Default: "200"},
+	{Name: "RABBITMQ_STREAM_STORE_OFFSETS", Meaning: "`false`: keep the position in memory only (a known-bad variant: [rabbitmq.md](rabbitmq.md#known-bad-variants-of-its-own-mechanisms))", Default: "true"},
+	{Name: "RABBITMQ_STREAM_EARLIEST", Meaning: "where a new subscription asking for Earliest starts: `first` or `next` (a known-bad variant: replays nothing)", Default: "first"},
+	{Name: "RABBITMQ_STREAM_SINGLE_ACTIVE", Meaning: "`false`: every member of a shared subscription reads the stream (a known-bad variant: each message goes to every member)", Default: "true"},
 }
 
 // Config holds the client settings parsed from backends.Config.Settings.

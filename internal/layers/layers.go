@@ -30,8 +30,8 @@ type Layer struct {
 
 // Table is the module's layers, lowest first.
 var Table = []Layer{
-	{"base", []string{"internal/brief", "internal/cache", "internal/column", "internal/cost", "internal/evidence", "internal/modroot", "specs/catalogue", "proto/..."},
-		"leaf helpers and data: log excerpts, the cache dir, report column names, timings, the evidence specs attach to reports, the module root, the spec catalogue, the adapter protocol", nil},
+	{"base", []string{"internal/brief", "internal/cache", "internal/column", "internal/cost", "internal/envvars", "internal/evidence", "internal/modroot", "specs/catalogue", "proto/..."},
+		"leaf helpers and data: log excerpts, the cache dir, report column names, timings, the tables of environment variables, the evidence specs attach to reports, the module root, the spec catalogue, the adapter protocol", nil},
 	{"contract", []string{"backends"},
 		"the backend contract and registry", []string{"base"}},
 	{"kinds", []string{"fixtures"},
