@@ -36,10 +36,18 @@ type Env struct {
 	// spec; the spec closes what it opened (DeferCleanup).
 	Open func(ctx context.Context) (backends.Backend, error)
 
-	// Auth returns clients for an auth-enabled broker (S1), or an error from Unavailable when
-	// the backend/provider cannot do auth here. Called by S1 only; the returned Stop (if
-	// non-nil) is deferred by the spec and releases anything Auth started (a private broker).
+	// Auth returns clients for an auth-enabled broker (S1, S2), or an error from Unavailable
+	// when the backend/provider cannot do auth here. Called once per backend from the security
+	// area's BeforeAll; the returned Stop (if non-nil) is deferred and releases anything Auth
+	// started. Not used when AuthOnPrivateBroker is set.
 	Auth func(ctx context.Context) (AuthTarget, error)
+
+	// AuthOnPrivateBroker puts S1 and S2 in the private-broker area (specs/private.go) instead
+	// of a security area of their own: the suite then starts that area's broker auth-enabled
+	// (every client Open gives has good credentials) and it is an AuthBroker. Set for brokers
+	// whose authentication is a whole-broker setting (Pulsar's tokens), where the shared
+	// broker cannot serve S1: one broker start fewer than an auth-enabled broker of their own.
+	AuthOnPrivateBroker bool
 
 	// PrivateBroker starts a broker that the broker-restart specs (R4, R6) own and restart,
 	// where FaultyBroker is Unavailable (a FaultyBroker restarts too and serves them then):
@@ -130,6 +138,14 @@ type PrivateBroker interface {
 	// MarkLog marks the end of this broker's log now; the function it returns gives what the
 	// broker wrote since ("" when it has no log).
 	MarkLog() (since func() string)
+}
+
+// AuthBroker is a private broker started auth-enabled (Env.AuthOnPrivateBroker).
+type AuthBroker interface {
+	// Auth is how S1 and S2 reach it: good and bad credentials, its TLS listeners; an
+	// Unavailable error when the provider started it without authentication. Stop is nil:
+	// the area stops the broker.
+	Auth() (AuthTarget, error)
 }
 
 // FaultyBroker is a private broker whose clients all reach it through a proxy. Its specs run

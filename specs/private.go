@@ -68,6 +68,13 @@ func privateBrokerArea(env *Env) {
 			area.restarts.after()
 		}, NodeTimeout(callWithin))
 
+		if env.AuthOnPrivateBroker {
+			// First, on the broker as it started: S1 and S2 open their own clients on new
+			// topics, so the restarts and faults after them see no trace of them.
+			Describe("security", func() {
+				securitySpecs(env, area.auth)
+			})
+		}
 		Describe("flow restart without loss", func() {
 			brokerRestartSpecs(area)
 		})
@@ -78,6 +85,20 @@ func privateBrokerArea(env *Env) {
 			faultLatencySpec(&area.faults) // F2: specs/faults_latency.go
 		})
 	})
+}
+
+// auth is the area's broker's authenticated side for S1 and S2 (Env.AuthOnPrivateBroker), or
+// skips or fails the calling spec with why there is none.
+func (a *privateArea) auth() AuthTarget {
+	GinkgoHelper()
+	ab, ok := any(a.restarts.broker()).(AuthBroker)
+	if !ok {
+		Skip("the private broker of this run cannot authenticate clients (no AuthBroker)")
+	}
+	t, err := ab.Auth()
+	skipIfUnavailable(err)
+	Expect(err).NotTo(HaveOccurred(), "the private broker's authenticated side")
+	return t
 }
 
 // prepareR4 subscribes (earliest), sends R4's ten messages, each confirmed, and closes every

@@ -13,9 +13,13 @@ import (
 )
 
 // security declares S1 and S2 in an Ordered container that shares one auth-enabled broker
-// (Env.Auth: the shared broker's authenticated side, or on Pulsar a private token broker, whose
-// start is most of the area's time); ContinueOnFailure keeps S1's failure from skipping S2.
+// (Env.Auth: the shared broker's authenticated side); ContinueOnFailure keeps S1's failure
+// from skipping S2. With Env.AuthOnPrivateBroker the private-broker area declares them
+// instead, on its own broker (privateBrokerArea).
 func security(env *Env) {
+	if env.AuthOnPrivateBroker {
+		return
+	}
 	Describe("security", Ordered, ContinueOnFailure, func() {
 		var (
 			target AuthTarget
@@ -41,7 +45,7 @@ func security(env *Env) {
 				DeferCleanup(func(ctx SpecContext) { Expect(target.Stop(ctx)).To(Succeed()) }, NodeTimeout(2*time.Minute))
 			}
 		}, NodeTimeout(4*time.Minute))
-		auth := func() AuthTarget {
+		securitySpecs(env, func() AuthTarget {
 			GinkgoHelper()
 			if skip != "" {
 				Skip(skip)
@@ -49,10 +53,15 @@ func security(env *Env) {
 			failSetup(err, "prepare the auth-enabled broker")
 			Expect(target.Good).NotTo(BeNil(), "the auth-enabled broker was not prepared (BeforeAll did not run?)")
 			return target
-		}
-		Behaviour("S1", func(ctx SpecContext) { s1(ctx, auth()) }, SpecTimeout(5*time.Minute))
-		Behaviour("S2", func(ctx SpecContext) { s2(ctx, env, auth()) }, SpecTimeout(3*time.Minute))
+		})
 	})
+}
+
+// securitySpecs declares S1 and S2; auth gives the broker they check (or skips or fails the
+// spec with why there is none).
+func securitySpecs(env *Env, auth func() AuthTarget) {
+	Behaviour("S1", func(ctx SpecContext) { s1(ctx, auth()) }, SpecTimeout(5*time.Minute))
+	Behaviour("S2", func(ctx SpecContext) { s2(ctx, env, auth()) }, SpecTimeout(3*time.Minute))
 }
 
 // failBound bounds a call that must fail fast: a hang runs into it and shows as a timeout.

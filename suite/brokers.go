@@ -9,20 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/pubsub-conformance/harness/backends"
 	"github.com/pubsub-conformance/harness/fixtures"
 	"github.com/pubsub-conformance/harness/fixtures/providers"
 	"github.com/pubsub-conformance/harness/internal/brief"
-	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
-	"github.com/pubsub-conformance/harness/specs/catalogue"
 	"github.com/pubsub-conformance/harness/suite/run"
 )
 
@@ -31,56 +26,18 @@ type Shared struct {
 	Provider    string                               `json:"provider"`
 	ProviderWhy string                               `json:"providerWhy"`
 	Brokers     map[fixtures.Kind]fixtures.Endpoints `json:"brokers"`
-	// AuthBrokers are the run's auth-enabled brokers of the kinds whose shared broker has no
-	// authenticated listener (Pulsar's token auth is broker-wide): one per kind, started with
-	// the shared brokers when a selected backend of that kind runs S1 or S2 (AuthKinds), and
-	// used by every such backend's security area at once - S1 and S2 only open clients on
-	// new topics, so they need no broker of their own.
-	AuthBrokers map[fixtures.Kind]fixtures.Endpoints `json:"authBrokers,omitempty"`
 	StartedAt   time.Time                            `json:"startedAt"`
-}
-
-// authSpecs are the behaviours that use an auth-enabled broker (Env.Auth).
-var authSpecs = []string{"S1", "S2"}
-
-// AuthKinds are the broker kinds that need an auth-enabled broker of their own for the run:
-// no authenticated listener on the shared broker (fixtures.AuthOnShared), and a backend of
-// that kind among the run's targets ts for which sel selects S1 or S2.
-func AuthKinds(ts []run.Target, sel reports.Selection) []fixtures.Kind {
-	var out []fixtures.Kind
-	for _, t := range ts {
-		n, k := t.Name(), t.Kind
-		if !t.NeedsBroker() || fixtures.AuthOnShared(k) || slices.Contains(out, k) {
-			continue
-		}
-		for _, id := range authSpecs {
-			b, ok := catalogue.Lookup(id)
-			if !ok {
-				continue
-			}
-			r := types.SpecReport{
-				ContainerHierarchyTexts:  []string{"pub/sub conformance of " + n, "security"},
-				ContainerHierarchyLabels: [][]string{{catalogue.BackendLabel(n)}, {}},
-				LeafNodeText:             b.SpecText(),
-				LeafNodeLabels:           b.SpecLabels(),
-			}
-			if sel.Selects(r) {
-				out = append(out, k)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // StartBrokers starts one broker per needed kind (with its authenticated listener where
 // fixtures.AuthOnShared says so: Kafka's SASL listener), concurrently, through the
 // provider PUBSUB_BROKERS selects. Called once per run, on Ginkgo process 1; the caller stops
 // the returned brokers (StopBrokers) in SynchronizedAfterSuite, also on failure.
-//
-// authKinds (AuthKinds) get an auth-enabled broker each besides, started the same way.
-func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
-	sh := Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{}, AuthBrokers: map[fixtures.Kind]fixtures.Endpoints{}, StartedAt: time.Now().UTC()}
+// Kinds whose authentication is a whole-broker setting (Pulsar's tokens) get no auth-enabled
+// broker here: their S1 and S2 run on each backend's private-broker area's broker, which
+// privateOptions starts auth-enabled (specs.Env.AuthOnPrivateBroker).
+func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(string, ...any)) (Shared, []fixtures.Broker, error) {
+	sh := Shared{Brokers: map[fixtures.Kind]fixtures.Endpoints{}, StartedAt: time.Now().UTC()}
 	if len(kinds) == 0 {
 		sh.Provider = "none"
 		sh.ProviderWhy = "no selected backend needs a broker"
@@ -94,18 +51,10 @@ func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progres
 	progress("broker provider %s: %s", p.Name(), why)
 	// Concurrently: a broker start mostly waits (JVM class loading, the broker's own
 	// readiness), and the run's time to verdict starts only when the slowest is ready.
-	type start struct {
-		kind fixtures.Kind
-		auth bool // one of authKinds' brokers
-	}
+	type start struct{ kind fixtures.Kind }
 	var starts []start
 	for _, k := range kinds {
 		starts = append(starts, start{kind: k})
-	}
-	if p.Name() != "external" { // external: S1 says the run cannot start an auth-enabled broker
-		for _, k := range authKinds {
-			starts = append(starts, start{kind: k, auth: true})
-		}
 	}
 	type result struct {
 		b   fixtures.Broker
@@ -116,7 +65,7 @@ func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progres
 	var wg sync.WaitGroup
 	for i, st := range starts {
 		opts := []fixtures.Option{fixtures.WithProgress(progress)}
-		if st.auth || fixtures.AuthOnShared(st.kind) {
+		if fixtures.AuthOnShared(st.kind) {
 			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
 		}
 		wg.Go(func() {
@@ -130,23 +79,12 @@ func StartBrokers(ctx context.Context, kinds, authKinds []fixtures.Kind, progres
 	var errs []error
 	for i, r := range results {
 		st := starts[i]
-		if r.err != nil && st.auth {
-			// S1 and S2 fail with the cause (authTarget finds no run-level broker and tries
-			// a private one); the other specs need not wait on it.
-			progress("auth-enabled %s did not start: %v", st.kind, r.err)
-			continue
-		}
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("%s provider: %w", p.Name(), r.err)) // err names the broker
 			continue
 		}
 		started = append(started, r.b)
 		ep := r.b.Endpoints()
-		if st.auth {
-			sh.AuthBrokers[st.kind] = ep
-			progress("auth-enabled %s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
-			continue
-		}
 		if rec, _ := fixtures.LookupKind(st.kind); rec.Prepare != nil {
 			// Logged, not fatal (as the adapters' own deployment step): an external broker
 			// may refuse an anonymous admin call; the backends' calls then show the state.
@@ -191,66 +129,55 @@ func chooseProvider(progress func(string, ...any)) (fixtures.Provider, error) {
 	return p, nil
 }
 
-// authTarget reaches an auth-enabled broker of kind: the shared broker's authenticated
-// listener where it has one (fixtures.AuthOnShared: Kafka's SASL listener), else the run's
-// auth-enabled broker of that kind (Shared.AuthBrokers: Pulsar's token auth), else - when the
-// run started none (the spec selection was not known, or it failed to start) - a private
-// auth-enabled broker, stopped by the spec through Stop.
-func authTarget(ctx context.Context, t run.Target, sh *Shared, progress func(string, ...any)) (specs.AuthTarget, error) {
-	kind := t.Kind
-	target := func(ep fixtures.Endpoints, good, bad map[string]string, stop func(context.Context) error) (specs.AuthTarget, error) {
-		open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
-			return func(ctx context.Context) (backends.Backend, error) {
-				cfg, err := t.BaseConfig(settings)
-				if err != nil {
-					return nil, err
-				}
-				return openClient(ctx, t, cfg, where)
-			}
-		}
-		at := specs.AuthTarget{Good: open(good, "an auth-enabled broker"), Bad: open(bad, "an auth-enabled broker"), Stop: stop}
-		if tlsGood, wrongCA, ok := ep.TLSSettings(); ok {
-			at.TLSGood = open(tlsGood, "an auth-enabled broker over TLS")
-			at.TLSWrongCA = open(wrongCA, "an auth-enabled broker over TLS")
-		} else {
-			at.NoTLS = fmt.Sprintf("the %s provider started %s without TLS listeners", ep.Provider, kind)
-		}
-		return at, nil
-	}
-	if fixtures.AuthOnShared(kind) {
-		ep := sh.Brokers[kind]
-		good, bad, ok := ep.AuthSettings()
-		if !ok {
-			return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, kind)
-		}
-		return target(ep, good, bad, nil)
-	}
-	if ep, ok := sh.AuthBrokers[kind]; ok {
-		good, bad, ok := ep.AuthSettings()
-		if !ok {
-			return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", ep.Provider, kind)
-		}
-		return target(ep, good, bad, nil)
-	}
-	if sh.Provider == "external" {
-		return specs.AuthTarget{}, specs.Unavailable("external %s: the run cannot start an auth-enabled broker", kind)
-	}
-	p, err := chooseProvider(progress)
-	if err != nil {
-		return specs.AuthTarget{}, err
-	}
-	start := time.Now()
-	b, err := p.Start(ctx, kind, fixtures.WithAuth(), fixtures.WithProgress(progress))
-	if err != nil {
-		return specs.AuthTarget{}, fmt.Errorf("start auth-enabled %s: %w", kind, err)
-	}
-	progress("auth-enabled %s ready in %s", kind, time.Since(start).Round(10*time.Millisecond))
-	good, bad, ok := b.Endpoints().AuthSettings()
+// authTarget reaches the shared broker's authenticated listener (fixtures.AuthOnShared:
+// Kafka's SASL listener, RabbitMQ's user of its own). Other kinds run S1 and S2 on the
+// private-broker area's broker (realPrivate.Auth).
+func authTarget(t run.Target, sh *Shared) (specs.AuthTarget, error) {
+	ep := sh.Brokers[t.Kind]
+	at, ok := authOn(t, ep)
 	if !ok {
-		_ = b.Stop(ctx)
-		return specs.AuthTarget{}, specs.Unavailable("the %s provider has no auth-enabled %s", p.Name(), kind)
+		return specs.AuthTarget{}, specs.Unavailable("the %s provider started %s without an authenticated listener", ep.Provider, t.Kind)
 	}
-	return target(b.Endpoints(), good, bad, func(ctx context.Context) error { return fixtures.Discard(ctx, b) })
+	return at, nil
+}
+
+// authOn is how t's clients reach ep's authenticated side: good and bad credentials, and its
+// TLS listeners where it has them; false when ep has no authenticated side.
+func authOn(t run.Target, ep fixtures.Endpoints) (specs.AuthTarget, bool) {
+	good, bad, ok := ep.AuthSettings()
+	if !ok {
+		return specs.AuthTarget{}, false
+	}
+	open := func(settings map[string]string, where string) func(context.Context) (backends.Backend, error) {
+		return func(ctx context.Context) (backends.Backend, error) {
+			cfg, err := t.BaseConfig(settings)
+			if err != nil {
+				return nil, err
+			}
+			return openClient(ctx, t, cfg, where)
+		}
+	}
+	at := specs.AuthTarget{Good: open(good, "an auth-enabled broker"), Bad: open(bad, "an auth-enabled broker")}
+	if tlsGood, wrongCA, ok := ep.TLSSettings(); ok {
+		at.TLSGood = open(tlsGood, "an auth-enabled broker over TLS")
+		at.TLSWrongCA = open(wrongCA, "an auth-enabled broker over TLS")
+	} else {
+		at.NoTLS = fmt.Sprintf("the %s provider started %s without TLS listeners", ep.Provider, t.Kind)
+	}
+	return at, true
+}
+
+// privateOptions are the options of a private broker of kind: auth-enabled where the kind's
+// authentication is a whole-broker setting (not fixtures.AuthOnShared: Pulsar's tokens), so
+// that the private-broker area's broker also serves S1 and S2 - one broker start fewer per
+// run than an auth-enabled broker of their own (issue 33) - and every client of it gets good
+// credentials (realPrivate.settings).
+func privateOptions(kind fixtures.Kind, progress func(string, ...any), opts ...fixtures.Option) []fixtures.Option {
+	opts = append(opts, fixtures.WithProgress(progress))
+	if !fixtures.AuthOnShared(kind) {
+		opts = append(opts, fixtures.WithAuth())
+	}
+	return opts
 }
 
 // privateBroker starts a broker owned by the calling spec (R4).
@@ -264,7 +191,7 @@ func privateBroker(ctx context.Context, t run.Target, sh *Shared, progress func(
 		return nil, err
 	}
 	start := time.Now()
-	b, err := p.Start(ctx, kind, fixtures.WithProgress(progress))
+	b, err := p.Start(ctx, kind, privateOptions(kind, progress)...)
 	if err != nil {
 		return nil, fmt.Errorf("start private %s: %w", kind, err)
 	}
@@ -279,7 +206,7 @@ type realPrivate struct {
 }
 
 func (r *realPrivate) Open(ctx context.Context) (backends.Backend, error) {
-	cfg, err := r.t.BaseConfig(r.b.Endpoints().Settings())
+	cfg, err := r.t.BaseConfig(r.settings())
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +220,28 @@ func (r *realPrivate) Restart(ctx context.Context) error {
 	}
 	return err
 }
+
+// settings are what its clients get: good credentials where the broker was started
+// auth-enabled (privateOptions: the whole broker then needs them), else its plain side's.
+func (r *realPrivate) settings() map[string]string {
+	ep := r.b.Endpoints()
+	if good, _, ok := ep.AuthSettings(); ok {
+		return good
+	}
+	return ep.Settings()
+}
+
+// Auth is the broker's authenticated side for S1 and S2 (specs.AuthBroker), Unavailable when
+// it has none (a provider that cannot start an auth-enabled broker).
+func (r *realPrivate) Auth() (specs.AuthTarget, error) {
+	at, ok := authOn(r.t, r.b.Endpoints())
+	if !ok {
+		ep := r.b.Endpoints()
+		return specs.AuthTarget{}, specs.Unavailable("the %s provider started the private %s without authentication", ep.Provider, ep.Kind)
+	}
+	return at, nil
+}
+
 func (r *realPrivate) Stop(ctx context.Context) error { return fixtures.Discard(ctx, r.b) }
 func (r *realPrivate) MarkLog() func() string         { return markLog(r.b) }
 
@@ -308,7 +257,7 @@ func faultyBroker(ctx context.Context, t run.Target, sh *Shared, progress func(s
 		return nil, err
 	}
 	start := time.Now()
-	b, err := p.Start(ctx, kind, fixtures.WithFaultProxy(), fixtures.WithProgress(progress))
+	b, err := p.Start(ctx, kind, privateOptions(kind, progress, fixtures.WithFaultProxy())...)
 	if errors.Is(err, fixtures.ErrNoFaults) {
 		return nil, specs.Unavailable("%v", err)
 	}

@@ -1,48 +1,38 @@
 package suite
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/pubsub-conformance/harness/fixtures"
-	"github.com/pubsub-conformance/harness/reports"
-	"github.com/pubsub-conformance/harness/suite/run"
 )
 
-// The run starts an auth-enabled broker per kind only where the shared broker has no
-// authenticated listener and S1 or S2 runs there: once for both Pulsar backends, never for
-// Kafka (its shared broker's SASL listener serves S1), never when the filter leaves S1 and S2
-// out.
-func TestAuthKinds(t *testing.T) {
-	sel := func(filter string) reports.Selection {
-		return reports.NewSelection(types.SuiteConfig{LabelFilter: filter})
-	}
-	both := []string{"kafka", "pulsar", "pulsar-persistent"}
+// A private broker is started auth-enabled exactly where the kind's shared broker has no
+// authenticated listener (Pulsar): there the private-broker area's broker serves S1 and S2
+// (specs.Env.AuthOnPrivateBroker) and every client of it needs good credentials. Kafka's and
+// RabbitMQ's private brokers stay plain: their S1 and S2 run on the shared broker, and an
+// auth-enabled private broker would only make their restart and fault specs pay for it.
+func TestPrivateOptions(t *testing.T) {
 	cases := []struct {
-		names  []string
-		filter string
-		want   []fixtures.Kind
+		kind      fixtures.Kind
+		proxy     bool
+		wantAuth  bool
+		wantProxy bool
 	}{
-		{both, "", []fixtures.Kind{fixtures.Pulsar}},
-		{both, "id:S1", []fixtures.Kind{fixtures.Pulsar}},
-		{both, "id:S2", []fixtures.Kind{fixtures.Pulsar}},
-		{both, "id:D1 || id:S10", nil},
-		{both, "!security", nil},
-		{both, "backend:pulsar-persistent && id:S1", []fixtures.Kind{fixtures.Pulsar}},
-		{both, "backend:kafka", nil},
-		{[]string{"kafka"}, "", nil},
-		{[]string{"memory"}, "", nil},
+		{fixtures.Pulsar, false, true, false},
+		{fixtures.Pulsar, true, true, true},
+		{fixtures.Kafka, true, false, true},
+		{fixtures.Kafka, false, false, false},
+		{fixtures.RabbitMQ, true, false, true},
 	}
 	for _, tc := range cases {
-		ts, err := run.ParseTargets(strings.Join(tc.names, " "))
-		if err != nil {
-			t.Fatal(err)
+		var extra []fixtures.Option
+		if tc.proxy {
+			extra = append(extra, fixtures.WithFaultProxy())
 		}
-		if got := AuthKinds(ts, sel(tc.filter)); !slices.Equal(got, tc.want) {
-			t.Errorf("AuthKinds(%v, %q) = %v; want %v", tc.names, tc.filter, got, tc.want)
+		s := fixtures.Apply(privateOptions(tc.kind, func(string, ...any) {}, extra...)...)
+		if s.Auth != tc.wantAuth || s.FaultProxy != tc.wantProxy || s.Progress == nil {
+			t.Errorf("privateOptions(%s, proxy %v): Auth %v FaultProxy %v progress set %v; want Auth %v FaultProxy %v, progress set",
+				tc.kind, tc.proxy, s.Auth, s.FaultProxy, s.Progress != nil, tc.wantAuth, tc.wantProxy)
 		}
 	}
 }

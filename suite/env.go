@@ -56,7 +56,11 @@ func NewEnv(t run.Target, sh *Shared, progress func(string, ...any)) *specs.Env 
 		m := brief.MarkLog(sh.Brokers[kind].LogFile)
 		return func() string { return m.Since(sharedLogLines) }
 	}
-	env.Auth = func(ctx context.Context) (specs.AuthTarget, error) { return authTarget(ctx, t, sh, progress) }
+	if fixtures.AuthOnShared(kind) {
+		env.Auth = func(context.Context) (specs.AuthTarget, error) { return authTarget(t, sh) }
+	} else {
+		env.AuthOnPrivateBroker = true // privateOptions starts that broker auth-enabled
+	}
 	env.PrivateBroker = func(ctx context.Context) (specs.PrivateBroker, error) {
 		return privateBroker(ctx, t, sh, progress)
 	}

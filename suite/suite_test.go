@@ -17,8 +17,8 @@ import (
 	"github.com/pubsub-conformance/harness/backends/all" // the registered backends; AdapterError
 	"github.com/pubsub-conformance/harness/backends/mutants"
 	"github.com/pubsub-conformance/harness/fixtures"
-	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/internal/column"
+	"github.com/pubsub-conformance/harness/internal/history"
 	"github.com/pubsub-conformance/harness/reports"
 	"github.com/pubsub-conformance/harness/specs"
 	"github.com/pubsub-conformance/harness/suite"
@@ -101,8 +101,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	if err := suite.PrepareBackends(ctx, targets, progress); err != nil {
 		Fail(err.Error()) // "prepare <backend>: ...", one line, like a broker that cannot start
 	}
-	sel, _ := GinkgoConfiguration()
-	sh, brokers, err = suite.StartBrokers(ctx, run.Kinds(targets), suite.AuthKinds(targets, reports.NewSelection(sel)), progress)
+	sh, brokers, err = suite.StartBrokers(ctx, run.Kinds(targets), progress)
 	if err != nil {
 		// The message once, plainly: HaveOccurred would print Gomega's dump of the wrapped
 		// error chain around it, which buries a setup problem the user must fix by hand.
