@@ -222,3 +222,41 @@ func TestFindingKeyIsEveryGroupingFieldAndNoOther(t *testing.T) {
 		t.Error("assertions grouped by something other than their words")
 	}
 }
+
+// A failure entry that is not a record - no kind, or a value of another shape - is no record,
+// in the JSON (a report entry) and in our JUnit (a property): the case is then read as a
+// failure without one, never grouped under an empty kind.
+func TestAFailureEntryWithoutAKindIsNoRecord(t *testing.T) {
+	for _, v := range []string{`{"call": "Send", "code": "closed"}`, `{"kind": "hang", "seq": "x"}`, `"hang"`} {
+		e := types.ReportEntry{Name: evidence.FailureEntry, Value: types.ReportEntryValue{AsJSON: v}}
+		if f := failureRecord(types.ReportEntries{e}); f != nil {
+			t.Errorf("entry %s: record %+v", v, f)
+		}
+		x := xmlCase{Properties: []xmlProperty{{Name: evidence.FailureEntry, Value: v}}}
+		if f := x.failureProperty(); f != nil {
+			t.Errorf("property %s: record %+v", v, f)
+		}
+	}
+	good := `{"kind": "hang", "call": "Receive", "code": "timeout"}`
+	e := types.ReportEntry{Name: evidence.FailureEntry, Value: types.ReportEntryValue{AsJSON: good}}
+	x := xmlCase{Properties: []xmlProperty{{Name: "other", Value: good}, {Name: evidence.FailureEntry, Value: good}}}
+	if f := failureRecord(types.ReportEntries{{Name: "other", Value: e.Value}, e}); f == nil || f.Call != "Receive" {
+		t.Errorf("entry: %+v", f)
+	}
+	if f := x.failureProperty(); f == nil || f.Call != "Receive" {
+		t.Errorf("property: %+v", f)
+	}
+}
+
+// An anomaly's finding names the call that showed it last when the record has one, and only
+// then.
+func TestAnomalyClueNamesItsLastCall(t *testing.T) {
+	with := causeOfRecord(evidence.Failure{Kind: evidence.KindAnomaly, Anomaly: "lost", Call: "Ack"}, "x")
+	without := causeOfRecord(evidence.Failure{Kind: evidence.KindAnomaly, Anomaly: "lost"}, "x")
+	if with.Clue != "the history checkers found lost (last evidence: Ack)" || without.Clue != "the history checkers found lost" {
+		t.Errorf("clues %q and %q", with.Clue, without.Clue)
+	}
+	if with.Key != without.Key || with.Call != "" {
+		t.Errorf("keys %q and %q, call %q: the anomaly is the cause, not its last call", with.Key, without.Key, with.Call)
+	}
+}
