@@ -90,6 +90,9 @@ func TestMalformedNamesAreRejected(t *testing.T) {
 		"kafka@3.9.1+x+isolated":  "unknown suffix",
 		"kafka go":                "may not be in it",
 		"kafka/x":                 "may not be in it",
+		"kafka\\x":                "may not be in it", // a path separator too, where report files are read
+		"kafka@3.9.1\x1b[31m":     "may not be in it", // a control character that is no space
+		"kafka~a\x7f":             "may not be in it",
 		"kafka@3.9.1 ":            "may not be in it",
 		"kafka~a\tb":              "may not be in it",
 	} {
