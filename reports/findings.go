@@ -176,8 +176,10 @@ func CauseOf(failure string) Cause {
 			c.Call = m[1]
 		}
 	}
+	// Direct: the cell's line (cause: the message in one line) shows the clue. An error's
+	// clue is in it (after its description); a logged one only when its line is the cell's.
 	raw := strings.TrimSuffix(truncate(c.Clue, 60), "…")
-	c.Direct = strings.Contains(lines[0], raw) || strings.Contains(g.Line(), raw) || (errText != "" && strings.Contains(errText, raw))
+	c.Direct = strings.Contains(truncate(g.Line(), causeLen), raw)
 	if c.inFamily() {
 		return c
 	}

@@ -183,9 +183,12 @@ func (g gomegaMessage) Line() string {
 	return g.Lines[0]
 }
 
-// cause is the one-line cause of a failure message (gomegaMessage.Line), cut to 300
+// causeLen is how much of a failure's one line its cell keeps.
+const causeLen = 300
+
+// cause is the one-line cause of a failure message (gomegaMessage.Line), cut to causeLen
 // characters.
-func cause(msg string) string { return truncate(readGomega(msg).Line(), 300) }
+func cause(msg string) string { return truncate(readGomega(msg).Line(), causeLen) }
 
 // InterruptedReason picks, from Ginkgo's special suite failure reasons (JUnit property
 // SpecialSuiteFailureReason, JSON SpecialSuiteFailureReasons), the one that means the run

@@ -72,3 +72,27 @@ func TestForeignExpectedFailuresAreTwoFindings(t *testing.T) {
 		t.Errorf("findings %s, want %s", got, want)
 	}
 }
+
+// A foreign failure shows its cause directly when the cell's line (cause) carries the clue: an
+// error after its description does; a client's log line above the description, or an error
+// past the length the cell keeps, does not.
+func TestForeignCauseIsDirectWhenTheCellShowsIt(t *testing.T) {
+	errorShape := func(desc, err string) string {
+		return desc + "\nUnexpected error:\n    <*errors.errorString | 0xc1>: \n    " + err + "\noccurred"
+	}
+	for _, c := range []struct {
+		name, failure string
+		direct        bool
+	}{
+		{"the error after its description", errorShape("send m1 failed", "producer.send('x'): broker down"), true},
+		{"a log line above the description", "send failed; meanwhile TrustGraph's client logged: broker gone\n" + errorShape("step 2", "consumer closed"), false},
+		{"the log line is the cell's", "producer.send('x'): failed; meanwhile TrustGraph's client logged: broker gone", true},
+		{"an error past what the cell keeps", errorShape(strings.Repeat("d", causeLen), "broker down"), false},
+		{"an error just inside it", errorShape(strings.Repeat("d", causeLen-len(": broker down")), "broker down"), true},
+	} {
+		got := CauseOf(c.failure)
+		if got.Direct != c.direct {
+			t.Errorf("%s: direct %v, want %v (clue %q, cell %q)", c.name, got.Direct, c.direct, got.Clue, cause(c.failure))
+		}
+	}
+}
