@@ -108,7 +108,9 @@ func TestMalformedNamesAreRejected(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	for _, c := range []Column{{}, {Variant: "x"}, {Backend: "a~b"}, {Backend: "kafka", Variant: "x@y"}, {Backend: "kafka", Release: "1+2"}, {Backend: "kafka", Release: "a b"}} {
+	for _, c := range []Column{{}, {Variant: "x"}, {Backend: "a~b"}, {Backend: "kafka", Variant: "x@y"}, {Backend: "kafka", Release: "1+2"}, {Backend: "kafka", Release: "a b"},
+		// a separator as a part's first character
+		{Backend: "/kafka"}, {Backend: "kafka", Variant: "@x"}, {Backend: "kafka", Release: " 3.9.1"}} {
 		if c.Validate() == nil {
 			t.Errorf("%+v: valid", c)
 		}
