@@ -98,6 +98,10 @@ func TestUnknownIsNotRenderedAsAPass(t *testing.T) {
 	if v.MustUnknown != 1 || v.ShouldUnknown != 1 || strings.Contains(v.String(), "conforms") {
 		t.Errorf("verdict %+v %q: want 1 MUST and 1 SHOULD unknown, not conforms", v, v.String())
 	}
+	// The verdict line counts both, the MUST one apart.
+	if want := "TrustGraph's contract: unknown; 0 SHOULD failures; 2 unknown results (1 MUST): the checkers could not vouch for them"; !strings.HasPrefix(v.String(), want) {
+		t.Errorf("verdict line %q, want it to start %q", v.String(), want)
+	}
 	var term, md, page bytes.Buffer
 	if err := Terminal(&term, m, Options{Width: 200}); err != nil {
 		t.Fatal(err)
