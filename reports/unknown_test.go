@@ -202,3 +202,20 @@ func TestUnknownBelowTheGateLevel(t *testing.T) {
 		}
 	}
 }
+
+// An unknown cell says why as a failed one does: an entry of a table names itself, a spec of
+// one entry or an entry without a text does not.
+func TestUnknownCellNamesItsEntry(t *testing.T) {
+	m := Build([]*Run{{File: "a.json", Label: "k", Cases: []Case{
+		{ID: "D3", Text: "one entry", Status: Unknown, Message: "overflowed"},
+		{ID: "D7", Text: "on cancel", Status: Unknown, Message: "overflowed"},
+		{ID: "D7", Text: "on deadline", Status: Pass},
+		{ID: "D8", Status: Unknown, Message: "overflowed"},
+		{ID: "D8", Text: "second", Status: Pass},
+	}}})
+	for id, want := range map[string]string{"D3": "overflowed", "D7": "overflowed (entry: on cancel)", "D8": "overflowed"} {
+		if c := m.Cell(id, "k"); c.Status != Unknown || c.Message != want {
+			t.Errorf("%s: %s %q, want unknown %q", id, c.Status, c.Message, want)
+		}
+	}
+}
