@@ -219,3 +219,27 @@ func TestUnknownCellNamesItsEntry(t *testing.T) {
 		}
 	}
 }
+
+// The legend explains UNKNOWN, in the terminal and the Markdown, exactly when a cell is
+// unknown: a matrix of passes and failures has no such line to puzzle over.
+func TestUnknownLegendOnlyWithAnUnknownCell(t *testing.T) {
+	for _, withUnknown := range []bool{false, true} {
+		cases := []Case{{ID: "D1", Status: Pass}, {ID: "D2", Status: Fail, Message: "lost"}, {ID: "D4", Status: Skip, Message: "no"}}
+		if withUnknown {
+			cases = append(cases, Case{ID: "D3", Status: Unknown, Message: "overflowed"})
+		}
+		m := Build([]*Run{{File: "ginkgo-k.json", Label: "k", Cases: cases}})
+		var term, md bytes.Buffer
+		if err := Terminal(&term, m, Options{Width: 200}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Markdown(&md, m, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"terminal": term.String(), "markdown": md.String()} {
+			if got := strings.Contains(out, "could not vouch for the run"); got != withUnknown {
+				t.Errorf("%s with an unknown cell %v: legend %v\n%s", name, withUnknown, got, out)
+			}
+		}
+	}
+}
