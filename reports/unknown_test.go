@@ -243,3 +243,17 @@ func TestUnknownLegendOnlyWithAnUnknownCell(t *testing.T) {
 		}
 	}
 }
+
+// An unknown entry of another shape still makes the spec unknown, with a reason for people:
+// an empty reason, or one from a value that did not decode, is replaced by the general one.
+func TestUnknownEntryOfAnotherShape(t *testing.T) {
+	for _, v := range []string{`{}`, `"overflowed"`, `{"reason": "half", "dropped": "x"}`} {
+		u, ok := unknownOf(types.ReportEntries{{Name: evidence.UnknownEntry, Value: types.ReportEntryValue{AsJSON: v}}})
+		if !ok || u.Reason != "the checkers could not vouch for the run" {
+			t.Errorf("%s: %v %+v, want unknown with the general reason", v, ok, u)
+		}
+	}
+	if u, ok := unknownOf(types.ReportEntries{{Name: evidence.UnknownEntry, Value: types.ReportEntryValue{AsJSON: `{"reason": "its own"}`}}}); !ok || u.Reason != "its own" {
+		t.Errorf("a reason of its own: %v %+v", ok, u)
+	}
+}
