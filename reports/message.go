@@ -175,10 +175,8 @@ func (g gomegaMessage) Line() string {
 		return desc + ": " + g.Actual
 	case g.Timeout != "" && g.Desc != "":
 		return strings.TrimSuffix(g.Timeout, ".") + ": " + g.Desc
-	case g.Shape == gomegaExpected && g.Assertion != "":
+	case g.Shape == gomegaExpected: // without a matcher line (Assertion and Expected ""): "Expected <actual>"
 		return strings.TrimSpace("Expected " + g.Actual + " " + g.Assertion + " " + g.Expected)
-	case g.Shape == gomegaExpected:
-		return "Expected " + g.Actual
 	}
 	return g.Lines[0]
 }
