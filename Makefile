@@ -408,8 +408,8 @@ mutants:
 	$(if $(NEMESIS),PUBSUB_NEMESIS=1) $(GO) run ./suite/cmd/mutants -bases=$(MUTANT_BASES) -procs=$(MUTANT_PROCS) -timeout=$(MUTANT_BUDGET) $(if $(MUTANT_VARIANTS),-variants=$(MUTANT_VARIANTS))
 
 ## mutants-harness: mutation testing of the harness's own code (make mutants is the backends')
-## with gremlins (a tool of go.mod): reports, internal/history, internal/workload,
-## specs/catalogue, backends/remote and the fixtures package, each by its unit tests (no broker;
+## with gremlins (a tool of go.mod): reports, internal/evidence, internal/column,
+## internal/history, internal/workload, specs/catalogue, backends/remote and the fixtures package, each by its unit tests (no broker;
 ## the test flags per package are in internal/cmd/mutants-harness/targets.go). Writes
 ## reports/out/mutants-harness/summary.md; fails when a package's efficacy (killed / (killed +
 ## lived)) is below MUTANTS_HARNESS_THRESHOLD or a survivor is neither killed nor listed as

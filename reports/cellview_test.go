@@ -150,3 +150,22 @@ func TestVerdictSpellingsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// The HTML page marks a failed SHOULD apart from a failed MUST (class should, data-level) and
+// no other cell: a MUST failure styled as a SHOULD one would read as a finding, not a breach.
+func TestHTMLMarksOnlyTheShouldFailure(t *testing.T) {
+	m, want := verdictMatrix()
+	var page bytes.Buffer
+	if err := HTML(&page, m, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range strings.Split(page.String(), `<tr class="spec" data-id="`)[1:] {
+		id, rest, _ := strings.Cut(tr, `"`)
+		_, rest, _ = strings.Cut(rest, `<td class="cell`)
+		cell, _, _ := strings.Cut(rest, ">")
+		marked := strings.Contains(cell, `data-level="SHOULD"`) && strings.Contains(cell, " should")
+		if marked != (want[id] == VerdictFailShould) {
+			t.Errorf("%s (%s): marked as a SHOULD failure: %v\n%s", id, want[id], marked, cell)
+		}
+	}
+}

@@ -177,3 +177,86 @@ func TestOurFailureWithoutARecordIsNotReadFromItsText(t *testing.T) {
 		t.Errorf("foreign: %+v, want the error of producer.send read from the text", c)
 	}
 }
+
+// What makes two failures of our own runs one finding is their records' grouping fields -
+// kind, call, context, code, anomaly - and nothing else: a record that differs from another in
+// any one of them is another finding, one that differs only in its error's text, its call's
+// place in the history or its spec's words is the same one.
+func TestFindingKeyIsEveryGroupingFieldAndNoOther(t *testing.T) {
+	base := evidence.Failure{Kind: evidence.KindError, Call: "Send", Context: "after Nack", Code: "closed", Error: "send on a closed channel", Seq: 3}
+	anomaly := evidence.Failure{Kind: evidence.KindAnomaly, Call: "Receive", Anomaly: "lost", Seq: 9}
+	key := func(f evidence.Failure, msg string) string { return causeOfRecord(f, msg).Key }
+	apart := map[string]evidence.Failure{}
+	set := func(name string, f evidence.Failure, edit func(*evidence.Failure)) {
+		edit(&f)
+		apart[name] = f
+	}
+	set("kind", base, func(f *evidence.Failure) { f.Kind = evidence.KindHang })
+	set("call", base, func(f *evidence.Failure) { f.Call = "Receive" })
+	set("context", base, func(f *evidence.Failure) { f.Context = "on a reopened subscription" })
+	set("no context", base, func(f *evidence.Failure) { f.Context = "" })
+	set("code", base, func(f *evidence.Failure) { f.Code = "internal" })
+	for name, f := range apart {
+		if key(f, "x") == key(base, "x") {
+			t.Errorf("a record with another %s shares the key %q", name, key(base, "x"))
+		}
+	}
+	other := anomaly
+	other.Anomaly = "unexpected duplicate"
+	if key(other, "x") == key(anomaly, "x") {
+		t.Errorf("two anomalies share the key %q", key(anomaly, "x"))
+	}
+	same := base
+	same.Error, same.Seq = "channel closed by the broker", 17
+	if key(same, "another spec's words") != key(base, "x") {
+		t.Errorf("one record's grouping fields, two keys: %q and %q", key(same, "y"), key(base, "x"))
+	}
+	lastCall := anomaly
+	lastCall.Call, lastCall.Seq = "Ack", 4
+	if key(lastCall, "y") != key(anomaly, "x") {
+		t.Errorf("an anomaly is keyed by the call that shows it last: %q and %q", key(lastCall, "y"), key(anomaly, "x"))
+	}
+	// Two assertions are apart by what the spec said, one anomaly is not an assertion.
+	a, b := evidence.Failure{Kind: evidence.KindAssertion}, evidence.Failure{Kind: evidence.KindAssertion}
+	if key(a, "D4: out of order") == key(b, "D4: duplicates") || key(a, "the history checkers found lost") == key(anomaly, "x") {
+		t.Error("assertions grouped by something other than their words")
+	}
+}
+
+// A failure entry that is not a record - no kind, or a value of another shape - is no record,
+// in the JSON (a report entry) and in our JUnit (a property): the case is then read as a
+// failure without one, never grouped under an empty kind.
+func TestAFailureEntryWithoutAKindIsNoRecord(t *testing.T) {
+	for _, v := range []string{`{"call": "Send", "code": "closed"}`, `{"kind": "hang", "seq": "x"}`, `"hang"`} {
+		e := types.ReportEntry{Name: evidence.FailureEntry, Value: types.ReportEntryValue{AsJSON: v}}
+		if f := failureRecord(types.ReportEntries{e}); f != nil {
+			t.Errorf("entry %s: record %+v", v, f)
+		}
+		x := xmlCase{Properties: []xmlProperty{{Name: evidence.FailureEntry, Value: v}}}
+		if f := x.failureProperty(); f != nil {
+			t.Errorf("property %s: record %+v", v, f)
+		}
+	}
+	good := `{"kind": "hang", "call": "Receive", "code": "timeout"}`
+	e := types.ReportEntry{Name: evidence.FailureEntry, Value: types.ReportEntryValue{AsJSON: good}}
+	x := xmlCase{Properties: []xmlProperty{{Name: "other", Value: good}, {Name: evidence.FailureEntry, Value: good}}}
+	if f := failureRecord(types.ReportEntries{{Name: "other", Value: e.Value}, e}); f == nil || f.Call != "Receive" {
+		t.Errorf("entry: %+v", f)
+	}
+	if f := x.failureProperty(); f == nil || f.Call != "Receive" {
+		t.Errorf("property: %+v", f)
+	}
+}
+
+// An anomaly's finding names the call that showed it last when the record has one, and only
+// then.
+func TestAnomalyClueNamesItsLastCall(t *testing.T) {
+	with := causeOfRecord(evidence.Failure{Kind: evidence.KindAnomaly, Anomaly: "lost", Call: "Ack"}, "x")
+	without := causeOfRecord(evidence.Failure{Kind: evidence.KindAnomaly, Anomaly: "lost"}, "x")
+	if with.Clue != "the history checkers found lost (last evidence: Ack)" || without.Clue != "the history checkers found lost" {
+		t.Errorf("clues %q and %q", with.Clue, without.Clue)
+	}
+	if with.Key != without.Key || with.Call != "" {
+		t.Errorf("keys %q and %q, call %q: the anomaly is the cause, not its last call", with.Key, without.Key, with.Call)
+	}
+}

@@ -95,7 +95,8 @@ func normalise(s string) string {
 //  1. what the wrapped client logged while the call failed ("...; meanwhile TrustGraph's client
 //     logged: <line>", the adapters' transcript), anywhere in the failure or its history;
 //  2. a Gomega "Unexpected error:": the error after the failing call's name;
-//  3. else the assertion's first line.
+//  3. else the assertion in one line, as its cell shows it (readGomega's Line: the same
+//     reading of the message as cause's).
 //
 // This is how a foreign report (or one of ours written before failure records) is read: a
 // failure of our own runs carries its record (evidence.Failure: the call whose error the
@@ -110,33 +111,14 @@ func CauseOf(failure string) Cause {
 	if i := strings.Index(msg, "\n\nat "); i >= 0 { // the failure's location and what follows
 		msg = msg[:i]
 	}
-	var lines []string
-	for _, l := range strings.Split(msg, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
+	g := readGomega(msg)
+	lines := g.Lines
 	if len(lines) == 0 {
 		return Cause{Key: "assertion: (no message)", Kind: "assertion", Clue: "(no message)"}
 	}
 	var desc, errText string
-	for k, l := range lines {
-		if l != "Unexpected error:" {
-			continue
-		}
-		if k > 0 {
-			desc = lines[k-1]
-		}
-		if k+1 < len(lines) {
-			errText = lines[k+1]
-			if m := gomegaValue.FindStringSubmatch(errText); m != nil {
-				errText = m[1]
-				if errText == "" && k+2 < len(lines) {
-					errText = lines[k+2]
-				}
-			}
-		}
-		break
+	if g.Shape == gomegaError {
+		desc, errText = g.Desc, g.Actual
 	}
 	c := Cause{Kind: "assertion"}
 	callOf := func(s string) string {
@@ -183,21 +165,21 @@ func CauseOf(failure string) Cause {
 		}
 		c.Clue = clue
 	default:
-		first := lines[0]
-		// Gomega's "Timed out after 10s." says only that: the description follows.
-		if (strings.HasPrefix(first, "Timed out after ") || strings.HasPrefix(first, "Failed after ")) && len(lines) > 1 {
-			first += " " + lines[1]
-		}
-		c.Clue = first
-		if reHang.MatchString(first) {
+		// The message in one line, as its cell shows it (cause): Gomega's "Timed out after
+		// 10s." says only that, the description follows; "Expected" alone says nothing, the
+		// values and the matcher do.
+		c.Clue = g.Line()
+		if reHang.MatchString(c.Clue) {
 			c.Kind = "hang"
 		}
-		if m := reCallParen.FindStringSubmatch(first); m != nil {
+		if m := reCallParen.FindStringSubmatch(lines[0]); m != nil {
 			c.Call = m[1]
 		}
 	}
+	// Direct: the cell's line (cause: the message in one line) shows the clue. An error's
+	// clue is in it (after its description); a logged one only when its line is the cell's.
 	raw := strings.TrimSuffix(truncate(c.Clue, 60), "…")
-	c.Direct = strings.Contains(lines[0], raw) || (errText != "" && strings.Contains(errText, raw))
+	c.Direct = strings.Contains(truncate(g.Line(), causeLen), raw)
 	if c.inFamily() {
 		return c
 	}

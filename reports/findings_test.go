@@ -179,10 +179,10 @@ func TestCauseOfSameErrorOfTwoCallsIsOneCause(t *testing.T) {
 func TestCauseOfAssertionLines(t *testing.T) {
 	a := CauseOf("Timed out after 10.001s.\nthe consumer got nothing\nExpected\n    <int>: 0\nto equal 1")
 	b := CauseOf("Timed out after 10.001s.\nthe producer was never ready\nExpected\n    <bool>: false\nto be true")
-	if a.Key == b.Key || a.Clue != "Timed out after <d>. the consumer got nothing" || a.Kind != "hang" {
+	if a.Key == b.Key || a.Clue != "Timed out after <d>: the consumer got nothing" || a.Kind != "hang" {
 		t.Errorf("Eventually failures: %+v and %+v", a, b)
 	}
-	if c := CauseOf("Failed after 3.2s.\nthe topic still exists"); c.Clue != "Failed after <d>. the topic still exists" {
+	if c := CauseOf("Failed after 3.2s.\nthe topic still exists"); c.Clue != "Failed after <d>: the topic still exists" {
 		t.Errorf("Consistently failure: %+v", c)
 	}
 	if c := CauseOf("Timed out after 10.001s."); c.Clue != "Timed out after <d>." {

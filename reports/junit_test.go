@@ -340,8 +340,8 @@ func TestParseJUnitForeignNamesAndReasons(t *testing.T) {
 // The one-line cause of Gomega's shapes, including the cut-short ones.
 func TestCauseShapes(t *testing.T) {
 	for msg, want := range map[string]string{
-		"send failed\nUnexpected error:":                                     "send failed: ",
-		"send failed\nUnexpected error:\n    <*errors.errorString | 0xc1>: ": "send failed: ",
+		"send failed\nUnexpected error:":                                     "send failed",
+		"send failed\nUnexpected error:\n    <*errors.errorString | 0xc1>: ": "send failed",
 		"Timed out after 10.001s.":                                           "Timed out after 10.001s.",
 		"D4 broke\nsecond\nthird":                                            "D4 broke",
 		"Expected\n    <int>: 1":                                             "Expected",

@@ -2,10 +2,12 @@ package reports
 
 // Message un-parsing: what a spec's failure or skip text says, for reports that carry nothing
 // else (foreign JUnit and Ginkgo files), and the one-line cause of a failure (cause), which the
-// suite's structured result (Result) takes from here too.
+// suite's structured result (Result) takes from here too. A Gomega message is read in one
+// place (readGomega), for the cause and for a foreign failure's finding (CauseOf) alike.
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,21 +58,51 @@ func parseSeconds(s string) float64 {
 
 var gomegaValue = regexp.MustCompile(`^<[^<>]*>: ?(.*)$`)
 
-// cause is the one-line cause of a failure message: its first line, except that Gomega's
-// multi-line shapes, whose first line alone says little, are folded into one line:
-//
-//	"desc\nUnexpected error:\n    <*T | 0x..>: \n    the error"   -> "desc: the error"
-//	"Expected\n    <T>: a\nto equal\n    <T>: b"                 -> "Expected a to equal b"
-//	"Timed out after 10.001s.\ndesc\nExpected..."               -> "Timed out after 10.001s: desc"
-func cause(msg string) string {
-	var lines []string
+// The shapes of a Gomega failure message readGomega knows.
+const (
+	// gomegaOther: any other message; its first line says it.
+	gomegaOther = iota
+	// gomegaError: Expect(err).NotTo(HaveOccurred()): "[desc]\nUnexpected error:\n<T>: err".
+	gomegaError
+	// gomegaExpected: "Expected\n<T>: actual\n<matcher>\n<T>: expected".
+	gomegaExpected
+)
+
+// A gomegaMessage is a Gomega failure message read into its parts, in this one place: the
+// one-line cause of every failure (cause, the cells' and results' text) and the finding a
+// foreign report's failure belongs to (CauseOf) both take them from here, so the two cannot
+// read one message two ways.
+type gomegaMessage struct {
+	// Lines are the message's non-blank lines, trimmed.
+	Lines []string
+	// Shape is gomegaError, gomegaExpected or gomegaOther.
+	Shape int
+	// Assertion is what was asserted: "Unexpected error" (gomegaError), the matcher line
+	// ("to equal", "not to be nil") of gomegaExpected, "" when there is none (or the dump of the
+	// actual value hid it).
+	Assertion string
+	// Actual is the error (gomegaError) or the actual value (gomegaExpected), without its
+	// "<type>:" prefix; Expected the matcher's value.
+	Actual, Expected string
+	// Desc is the spec's description of the assertion: the line before "Unexpected error:"
+	// (without a final colon), or the line after an Eventually's or Consistently's first line.
+	Desc string
+	// Timeout is that first line ("Timed out after 10.001s.", "Failed after 3s."), else "".
+	Timeout string
+}
+
+// readGomega reads msg's Gomega shape and parts; a message in none of Gomega's shapes is
+// gomegaOther with only its Lines.
+func readGomega(msg string) gomegaMessage {
+	var g gomegaMessage
 	for _, l := range strings.Split(msg, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
+			g.Lines = append(g.Lines, l)
 		}
 	}
+	lines := g.Lines
 	if len(lines) == 0 {
-		return ""
+		return g
 	}
 	// value returns the Gomega-formatted value starting at line i and the index after it.
 	value := func(i int) (string, int) {
@@ -89,36 +121,72 @@ func cause(msg string) string {
 		}
 		return "", i + 1
 	}
-	limit := func(s string) string { return truncate(s, 300) }
 	first := lines[0]
-	for k, l := range lines {
-		if l == "Unexpected error:" {
-			v, _ := value(k + 1)
-			if k == 0 {
-				return limit("unexpected error: " + v)
-			}
-			return limit(strings.TrimSuffix(lines[k-1], ":") + ": " + v)
+	if strings.HasPrefix(first, "Timed out after ") || strings.HasPrefix(first, "Failed after ") {
+		g.Timeout = first
+		if len(lines) > 1 && lines[1] != "Expected" && !strings.HasPrefix(lines[1], "<") {
+			g.Desc = lines[1]
 		}
 	}
-	if strings.HasPrefix(first, "Timed out after ") || strings.HasPrefix(first, "Failed after ") {
-		if len(lines) > 1 && lines[1] != "Expected" && !strings.HasPrefix(lines[1], "<") {
-			return limit(strings.TrimSuffix(first, ".") + ": " + lines[1])
+	if k := slices.Index(lines, "Unexpected error:"); k >= 0 {
+		g.Shape, g.Assertion, g.Desc = gomegaError, "Unexpected error", ""
+		g.Actual, _ = value(k + 1)
+		if k > 0 {
+			g.Desc = strings.TrimSuffix(lines[k-1], ":")
 		}
-		return limit(first)
+		return g
 	}
 	if first == "Expected" && len(lines) > 2 {
-		got, next := value(1)
+		g.Shape = gomegaExpected
+		var next int
+		g.Actual, next = value(1)
 		// Skip a struct dump ("{ ... }") to the matcher line ("to equal", "not to be nil").
 		for ; next < len(lines); next++ {
 			if strings.HasPrefix(lines[next], "to ") || strings.HasPrefix(lines[next], "not to ") {
-				want, _ := value(next + 1)
-				return limit(strings.TrimSpace("Expected " + got + " " + lines[next] + " " + want))
+				g.Assertion = lines[next]
+				g.Expected, _ = value(next + 1)
+				break
 			}
 		}
-		return limit("Expected " + got)
 	}
-	return limit(first)
+	return g
 }
+
+// Line is the message in one line: its first line, except that Gomega's multi-line shapes,
+// whose first line alone says little, are folded into one:
+//
+//	"desc\nUnexpected error:\n    <*T | 0x..>: \n    the error"   -> "desc: the error"
+//	"Expected\n    <T>: a\nto equal\n    <T>: b"                 -> "Expected a to equal b"
+//	"Timed out after 10.001s.\ndesc\nExpected..."               -> "Timed out after 10.001s: desc"
+//
+// A message cut short after "Unexpected error:" is its description alone.
+func (g gomegaMessage) Line() string {
+	switch {
+	case len(g.Lines) == 0:
+		return ""
+	case g.Shape == gomegaError:
+		desc := g.Desc
+		if desc == "" {
+			desc = "unexpected error"
+		}
+		if g.Actual == "" {
+			return desc
+		}
+		return desc + ": " + g.Actual
+	case g.Timeout != "" && g.Desc != "":
+		return strings.TrimSuffix(g.Timeout, ".") + ": " + g.Desc
+	case g.Shape == gomegaExpected: // without a matcher line (Assertion and Expected ""): "Expected <actual>"
+		return strings.TrimSpace("Expected " + g.Actual + " " + g.Assertion + " " + g.Expected)
+	}
+	return g.Lines[0]
+}
+
+// causeLen is how much of a failure's one line its cell keeps.
+const causeLen = 300
+
+// cause is the one-line cause of a failure message (gomegaMessage.Line), cut to causeLen
+// characters.
+func cause(msg string) string { return truncate(readGomega(msg).Line(), causeLen) }
 
 // InterruptedReason picks, from Ginkgo's special suite failure reasons (JUnit property
 // SpecialSuiteFailureReason, JSON SpecialSuiteFailureReasons), the one that means the run

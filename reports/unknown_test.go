@@ -98,6 +98,10 @@ func TestUnknownIsNotRenderedAsAPass(t *testing.T) {
 	if v.MustUnknown != 1 || v.ShouldUnknown != 1 || strings.Contains(v.String(), "conforms") {
 		t.Errorf("verdict %+v %q: want 1 MUST and 1 SHOULD unknown, not conforms", v, v.String())
 	}
+	// The verdict line counts both, the MUST one apart.
+	if want := "TrustGraph's contract: unknown; 0 SHOULD failures; 2 unknown results (1 MUST): the checkers could not vouch for them"; !strings.HasPrefix(v.String(), want) {
+		t.Errorf("verdict line %q, want it to start %q", v.String(), want)
+	}
 	var term, md, page bytes.Buffer
 	if err := Terminal(&term, m, Options{Width: 200}); err != nil {
 		t.Fatal(err)
@@ -196,5 +200,60 @@ func TestUnknownBelowTheGateLevel(t *testing.T) {
 		if c.ID == "D4" && (c.Kind != UnknownResult || c.Blocking()) {
 			t.Errorf("D4 (a SHOULD) at level must: %+v blocking=%v", c, c.Blocking())
 		}
+	}
+}
+
+// An unknown cell says why as a failed one does: an entry of a table names itself, a spec of
+// one entry or an entry without a text does not.
+func TestUnknownCellNamesItsEntry(t *testing.T) {
+	m := Build([]*Run{{File: "a.json", Label: "k", Cases: []Case{
+		{ID: "D3", Text: "one entry", Status: Unknown, Message: "overflowed"},
+		{ID: "D7", Text: "on cancel", Status: Unknown, Message: "overflowed"},
+		{ID: "D7", Text: "on deadline", Status: Pass},
+		{ID: "D8", Status: Unknown, Message: "overflowed"},
+		{ID: "D8", Text: "second", Status: Pass},
+	}}})
+	for id, want := range map[string]string{"D3": "overflowed", "D7": "overflowed (entry: on cancel)", "D8": "overflowed"} {
+		if c := m.Cell(id, "k"); c.Status != Unknown || c.Message != want {
+			t.Errorf("%s: %s %q, want unknown %q", id, c.Status, c.Message, want)
+		}
+	}
+}
+
+// The legend explains UNKNOWN, in the terminal and the Markdown, exactly when a cell is
+// unknown: a matrix of passes and failures has no such line to puzzle over.
+func TestUnknownLegendOnlyWithAnUnknownCell(t *testing.T) {
+	for _, withUnknown := range []bool{false, true} {
+		cases := []Case{{ID: "D1", Status: Pass}, {ID: "D2", Status: Fail, Message: "lost"}, {ID: "D4", Status: Skip, Message: "no"}}
+		if withUnknown {
+			cases = append(cases, Case{ID: "D3", Status: Unknown, Message: "overflowed"})
+		}
+		m := Build([]*Run{{File: "ginkgo-k.json", Label: "k", Cases: cases}})
+		var term, md bytes.Buffer
+		if err := Terminal(&term, m, Options{Width: 200}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Markdown(&md, m, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"terminal": term.String(), "markdown": md.String()} {
+			if got := strings.Contains(out, "could not vouch for the run"); got != withUnknown {
+				t.Errorf("%s with an unknown cell %v: legend %v\n%s", name, withUnknown, got, out)
+			}
+		}
+	}
+}
+
+// An unknown entry of another shape still makes the spec unknown, with a reason for people:
+// an empty reason, or one from a value that did not decode, is replaced by the general one.
+func TestUnknownEntryOfAnotherShape(t *testing.T) {
+	for _, v := range []string{`{}`, `"overflowed"`, `{"reason": "half", "dropped": "x"}`} {
+		u, ok := unknownOf(types.ReportEntries{{Name: evidence.UnknownEntry, Value: types.ReportEntryValue{AsJSON: v}}})
+		if !ok || u.Reason != "the checkers could not vouch for the run" {
+			t.Errorf("%s: %v %+v, want unknown with the general reason", v, ok, u)
+		}
+	}
+	if u, ok := unknownOf(types.ReportEntries{{Name: evidence.UnknownEntry, Value: types.ReportEntryValue{AsJSON: `{"reason": "its own"}`}}}); !ok || u.Reason != "its own" {
+		t.Errorf("a reason of its own: %v %+v", ok, u)
 	}
 }

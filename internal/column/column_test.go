@@ -85,8 +85,14 @@ func TestMalformedNamesAreRejected(t *testing.T) {
 		"kafka+other":             "unknown suffix",
 		"kafka@3.9.1+build":       "unknown suffix",
 		"kafka+":                  "unknown suffix",
+		"+other":                  "unknown suffix",
+		"kafka+other+isolated":    "unknown suffix",
+		"kafka@3.9.1+x+isolated":  "unknown suffix",
 		"kafka go":                "may not be in it",
 		"kafka/x":                 "may not be in it",
+		"kafka\\x":                "may not be in it", // a path separator too, where report files are read
+		"kafka@3.9.1\x1b[31m":     "may not be in it", // a control character that is no space
+		"kafka~a\x7f":             "may not be in it",
 		"kafka@3.9.1 ":            "may not be in it",
 		"kafka~a\tb":              "may not be in it",
 	} {
@@ -102,7 +108,9 @@ func TestMalformedNamesAreRejected(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	for _, c := range []Column{{}, {Variant: "x"}, {Backend: "a~b"}, {Backend: "kafka", Variant: "x@y"}, {Backend: "kafka", Release: "1+2"}, {Backend: "kafka", Release: "a b"}} {
+	for _, c := range []Column{{}, {Variant: "x"}, {Backend: "a~b"}, {Backend: "kafka", Variant: "x@y"}, {Backend: "kafka", Release: "1+2"}, {Backend: "kafka", Release: "a b"},
+		// a separator as a part's first character
+		{Backend: "/kafka"}, {Backend: "kafka", Variant: "@x"}, {Backend: "kafka", Release: " 3.9.1"}} {
 		if c.Validate() == nil {
 			t.Errorf("%+v: valid", c)
 		}

@@ -135,7 +135,7 @@ func (h History) String() string {
 		for i, op := range h.Ops {
 			if op.Seq == h.Focus && i < last {
 				b.WriteString("\nthe call behind the failure:")
-				for j := max(0, i-2); j <= i && j < last; j++ {
+				for j := max(0, i-2); j <= i; j++ { // i < last: none of these is among the last
 					line(j)
 				}
 			}

@@ -1,6 +1,7 @@
 // Command mutants-harness mutation-tests the harness's own code (not the backends: that is
 // `make mutants`) with gremlins (github.com/go-gremlins/gremlins, a tool of this module): the
-// gate and findings of reports/, the history checkers, the workload, the catalogue, the
+// gate and findings of reports/, the typed evidence and the column names they read
+// (internal/evidence, internal/column), the history checkers, the workload, the catalogue, the
 // adapter plumbing of backends/remote and the broker records of fixtures. Every target
 // (targets.go) is one gremlins run: a coverage run of the package's unit tests, then every
 // covered mutant (an operator of the source changed: + to -, < to <=, == to !=, && to ||, ...)

@@ -43,6 +43,18 @@ var targets = []target{
 			"page says is the Go tests' (TestHTMLCells, TestLatencyChartGeometry)",
 	},
 	{
+		// The typed evidence a spec attaches (failure records, anomalies, unknown) and the
+		// reports read back: what a finding is grouped by and what makes a cell unknown.
+		Dir:       "internal/evidence",
+		TestFlags: []string{"-short"},
+	},
+	{
+		// A column name formatted and parsed (backend, variant, release, isolated): what the
+		// gate and the baseline match columns by.
+		Dir:       "internal/column",
+		TestFlags: []string{"-short"},
+	},
+	{
 		Dir:       "internal/history",
 		TestFlags: []string{"-short"},
 	},
