@@ -51,26 +51,21 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 	progress("broker provider %s: %s", p.Name(), why)
 	// Concurrently: a broker start mostly waits (JVM class loading, the broker's own
 	// readiness), and the run's time to verdict starts only when the slowest is ready.
-	type start struct{ kind fixtures.Kind }
-	var starts []start
-	for _, k := range kinds {
-		starts = append(starts, start{kind: k})
-	}
 	type result struct {
 		b   fixtures.Broker
 		err error
 		in  time.Duration
 	}
-	results := make([]result, len(starts))
+	results := make([]result, len(kinds))
 	var wg sync.WaitGroup
-	for i, st := range starts {
+	for i, kind := range kinds {
 		opts := []fixtures.Option{fixtures.WithProgress(progress)}
-		if fixtures.AuthOnShared(st.kind) {
+		if fixtures.AuthOnShared(kind) {
 			opts = append(opts, fixtures.WithAuth()) // S1 uses the shared broker's authenticated listener
 		}
 		wg.Go(func() {
 			begin := time.Now()
-			b, err := p.Start(ctx, st.kind, opts...)
+			b, err := p.Start(ctx, kind, opts...)
 			results[i] = result{b, err, time.Since(begin)}
 		})
 	}
@@ -78,24 +73,24 @@ func StartBrokers(ctx context.Context, kinds []fixtures.Kind, progress func(stri
 	var started []fixtures.Broker
 	var errs []error
 	for i, r := range results {
-		st := starts[i]
+		kind := kinds[i]
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("%s provider: %w", p.Name(), r.err)) // err names the broker
 			continue
 		}
 		started = append(started, r.b)
 		ep := r.b.Endpoints()
-		if rec, _ := fixtures.LookupKind(st.kind); rec.Prepare != nil {
+		if rec, _ := fixtures.LookupKind(kind); rec.Prepare != nil {
 			// Logged, not fatal (as the adapters' own deployment step): an external broker
 			// may refuse an anonymous admin call; the backends' calls then show the state.
 			if err := rec.Prepare(ctx, ep); err != nil {
-				progress("%s: %v (the backends create what they need themselves; results may depend on which came first)", st.kind, err)
+				progress("%s: %v (the backends create what they need themselves; results may depend on which came first)", kind, err)
 			} else {
-				progress("%s: prepared the deployment every backend of the kind shares", st.kind)
+				progress("%s: prepared the deployment every backend of the kind shares", kind)
 			}
 		}
-		sh.Brokers[st.kind] = ep
-		progress("%s %s ready in %s via %s (log %s)", st.kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
+		sh.Brokers[kind] = ep
+		progress("%s %s ready in %s via %s (log %s)", kind, ep.Version, r.in.Round(10*time.Millisecond), p.Name(), ep.LogFile)
 	}
 	if len(errs) > 0 {
 		return sh, started, errors.Join(errs...)
