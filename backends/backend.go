@@ -69,6 +69,9 @@ type Backend interface {
 	// unless WithMode overrides. [C-SUB-4] The caller closes the consumer; Close never removes
 	// the subscription. [C-SUB-5] Consumers receiving concurrently on one shared subscription
 	// share its messages among them, so a consumer added to it adds capacity. [C-SUB-6]
+	// An error does not mean no subscription was made: a Consumer call that timed out or
+	// failed on a broken connection may have made it on the broker, so a later Consumer with
+	// that name may resume from where the failed call made it. [C-SUB-7]
 	Consumer(ctx context.Context, topic, subscription string, opts ...ConsumerOption) (Consumer, error)
 
 	// CreateTopic creates topic with its class's retention (or the TopicOption override).

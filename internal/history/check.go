@@ -38,9 +38,9 @@ const (
 	// Policy.NackWithin after it, never received the message again (C-NACK-1).
 	NackNotRedelivered Anomaly = "nacked message never redelivered"
 	// WrongSubscription: a subscription received a message it must not see: one whose every
-	// Send had returned before the subscription's first Consumer call started, on a new
-	// subscription at the latest position (C-POS-2), or one sent only to another topic
-	// (C-DLV-2).
+	// Send had returned before the subscription's first Consumer call started (one that
+	// failed counts: it may have made the subscription, C-SUB-7), on a new subscription at
+	// the latest position (C-POS-2), or one sent only to another topic (C-DLV-2).
 	WrongSubscription Anomaly = "delivery to a subscription that should not see it"
 	// Reordered: one producer's sequential sends (the second started after the first returned
 	// nil) reached the only consumer of a subscription out of send order (D4's MUST: one
@@ -197,11 +197,14 @@ type subInfo struct {
 	name     string
 	position backends.Position
 	created  Op // the first Consumer call that returned a consumer of it
-	durable  bool
-	members  []*consumerInfo
-	nacked   bool
-	got      map[string][]Op // message key -> Receive ops that returned it, in end order
-	recvs    []Op            // every Receive on it
+	// tried are the Consumer calls of its name that failed before created, after the last
+	// delete of the topic: each may have made the subscription all the same (C-SUB-7).
+	tried   []Op
+	durable bool
+	members []*consumerInfo
+	nacked  bool
+	got     map[string][]Op // message key -> Receive ops that returned it, in end order
+	recvs   []Op            // every Receive on it
 }
 
 type hist struct {
@@ -222,6 +225,17 @@ func model(ops []Op) *hist {
 	epoch := map[string]int{} // topic -> successful deletes so far
 	clientClosed := map[string]time.Time{}
 	clientKilled := map[string]time.Time{}
+	tried := map[string][]Op{} // subscription key -> failed Consumer calls not yet followed by one that returned
+	subKey := func(op Op) string {
+		key := fmt.Sprintf("%s/%s", op.Topic, op.Subscription)
+		if e := epoch[op.Topic]; e > 0 {
+			key += fmt.Sprintf(" (after delete %d)", e)
+		}
+		if op.Mode == backends.Unique {
+			key += "/" + op.Handle
+		}
+		return key
+	}
 	for _, op := range ops {
 		switch op.Kind {
 		case DeleteTopic:
@@ -237,15 +251,12 @@ func model(ops []Op) *hist {
 			}
 		case NewConsumer:
 			h.epoch[op.Seq] = epoch[op.Topic]
+			key := subKey(op)
 			if op.Err != nil {
+				if subs[key] == nil {
+					tried[key] = append(tried[key], op)
+				}
 				continue
-			}
-			key := fmt.Sprintf("%s/%s", op.Topic, op.Subscription)
-			if e := epoch[op.Topic]; e > 0 {
-				key += fmt.Sprintf(" (after delete %d)", e)
-			}
-			if op.Mode == backends.Unique {
-				key += "/" + op.Handle
 			}
 			s := subs[key]
 			if s == nil {
@@ -254,7 +265,7 @@ func model(ops []Op) *hist {
 					durable = t.Class.Durable()
 				}
 				s = &subInfo{key: key, topic: op.Topic, name: op.Subscription, position: op.Position,
-					created: op, durable: durable, got: map[string][]Op{}}
+					created: op, tried: tried[key], durable: durable, got: map[string][]Op{}}
 				subs[key] = s
 				h.subs = append(h.subs, s)
 			}
@@ -592,12 +603,22 @@ func checkWrongSubscription(h *hist, _ Policy) []Finding {
 					Detail: fmt.Sprintf("it was sent only to %q", sends[0].Topic), Ops: []Op{sends[0], d}})
 				continue
 			}
-			if s.position != backends.Latest {
+			// The subscription may have been made by the first Consumer call of its name,
+			// failed or not (C-SUB-7), at the position that call asked for (C-POS-1).
+			first := s.created
+			atLatest := s.position == backends.Latest
+			for _, t := range s.tried {
+				atLatest = atLatest && t.Position == backends.Latest
+				if t.Start.Before(first.Start) {
+					first = t
+				}
+			}
+			if !atLatest {
 				continue
 			}
 			before := true
 			for _, sd := range here {
-				if !sd.End.Before(s.created.Start) {
+				if !sd.End.Before(first.Start) {
 					before = false
 					break
 				}
@@ -605,8 +626,8 @@ func checkWrongSubscription(h *hist, _ Policy) []Finding {
 			if before { // also across a delete: C-TOP-3 dropped what was sent before it
 				out = append(out, Finding{Anomaly: WrongSubscription, Contract: "C-POS-2", Key: k, Subscription: s.key,
 					Detail: fmt.Sprintf("a new subscription at the latest position received it, though its Send returned %s before the first Consumer call started",
-						s.created.Start.Sub(here[len(here)-1].End).Round(time.Millisecond)),
-					Ops: []Op{here[len(here)-1], s.created, d}})
+						first.Start.Sub(here[len(here)-1].End).Round(time.Millisecond)),
+					Ops: []Op{here[len(here)-1], first, d}})
 			}
 		}
 	}

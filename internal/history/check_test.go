@@ -362,6 +362,43 @@ func TestWrongSubscriptionLatest(t *testing.T) {
 		recv("c1", "m1", "d1", 40, 50).check(DefaultPolicy()))
 }
 
+func TestWrongSubscriptionAfterAnUncertainSubscribe(t *testing.T) {
+	// A Consumer call that failed may have made the subscription on the broker all the same
+	// (C-SUB-7; W2 corpus entry w2-1796190012 on pulsar: the answer to the subscribe was what
+	// a fault cut), so a later Consumer of that name may resume from where the failed call
+	// made it and receive what was sent in between.
+	failed := func(b *builder, pos backends.Position, start, end int) *builder {
+		b.consumer("c0", flow, "s", pos, backends.Shared, start, end)
+		b.ops[len(b.ops)-1].Err = backends.ErrUnavailable
+		return b
+	}
+	none(t, failed(newBuilder(), backends.Latest, 0, 10).
+		send("p1", flow, "m1", 20, 30, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c1", "m1", "d1", 60, 70).check(DefaultPolicy()))
+	// A message whose Send returned before the failed call started is still one the
+	// subscription must not see, however it was made.
+	only(t, failed(newBuilder().send("p1", flow, "m1", 0, 10, nil), backends.Latest, 20, 30).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c1", "m1", "d1", 60, 70).check(DefaultPolicy()), WrongSubscription, 1)
+	// ... unless the failed call asked for the earliest position: the subscription it may
+	// have made starts there, and the later call resumes from it (C-POS-1).
+	none(t, failed(newBuilder().send("p1", flow, "m1", 0, 10, nil), backends.Earliest, 20, 30).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c1", "m1", "d1", 60, 70).check(DefaultPolicy()))
+	// A failed call before a delete of the topic made nothing that outlived it (C-TOP-3).
+	only(t, failed(newBuilder(), backends.Latest, 0, 10).
+		add(Op{Kind: DeleteTopic, Topic: flow}, 12, 14).
+		send("p1", flow, "m1", 20, 30, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c1", "m1", "d1", 60, 70).check(DefaultPolicy()), WrongSubscription, 1)
+	// A failed call on another subscription name explains nothing.
+	b := failed(newBuilder(), backends.Latest, 0, 10)
+	b.ops[0].Subscription = "other"
+	only(t, b.send("p1", flow, "m1", 20, 30, nil).
+		consumer("c1", flow, "s", backends.Latest, backends.Shared, 40, 50).
+		recv("c1", "m1", "d1", 60, 70).check(DefaultPolicy()), WrongSubscription, 1)
+}
 func TestWrongSubscriptionOtherTopic(t *testing.T) {
 	fs := newBuilder().
 		consumer("c1", flow, "s", backends.Earliest, backends.Shared, 0, 10).

@@ -31,6 +31,7 @@ var NotTestable = map[string]string{
 	"C-CAP-2":  "no behaviour requires it: the design asks replay of durable (flow) messages only (T2), and no spec needs this capability, so declaring it lacking skips nothing",
 	"C-ERR-3":  "a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr)",
 	"C-SEND-3": "an allowance, not an obligation: a Send that errs conforms whether or not its message arrives. F3 counts the Sends that erred during its cut and were delivered all the same in a report entry (\"F3 sends during the cut\"); on kafka, pulsar and pulsar-persistent all 6 Sends that erred during the cut were delivered, in each of 20 census runs",
+	"C-SUB-7":  "an allowance, not an obligation: a Consumer call that errs conforms whether or not it made the subscription. W2's checkers apply it (internal/history: a latest subscription may hold what was sent after its first Consumer call started, failed or not; internal/workload: a subscription whose Consumer call failed is not compared); W2 corpus entry w2-1796190012 replays it on pulsar, where a fault cut the answer to a subscribe the broker had made",
 	"C-ACK-9":  "an allowance, not an obligation: a Nack refused after its message was acked through another delivery conforms, one that returned nil owes the redelivery (C-NACK-1, asserted by W1's checkers). Only a rebalance that gives a partition straight back produces two deliveries of one message to one consumer; backends/kafka's TestIntegrationNackOfAckedDuplicate forces that with a member of the same group on another topic, and W1 corpus entries w1-1796183137 and w1-1796307262 replay it by luck",
 	"C-ERR-2":  "Code is a pure function over the sentinels, unit-tested in backends (TestCodeAndCtxErr); the wire side is the adapter protocol's",
 }
@@ -48,6 +49,7 @@ var DeclaredLevels = map[string]Level{
 	"C-CAP-2":  SHOULD, // replay of what non-durable classes held: TrustGraph's q0 queues are best-effort
 	"C-ERR-3":  MUST,   // the sentinels are how every MUST failure is told apart
 	"C-SEND-3": SHOULD, // an allowance on top of C-SEND-1
+	"C-SUB-7":  SHOULD, // an allowance on top of C-SUB-1
 	"C-ACK-9":  SHOULD, // an allowance on top of C-NACK-1
 	"C-ERR-2":  MUST,   // the wire side of the sentinels, for adapters of TrustGraph's own backends
 }
