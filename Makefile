@@ -27,13 +27,17 @@ GO       ?= go
 # first build with it recompiles the dependencies once, about 3.5 min with the cgo Kafka client).
 # Stack traces and failure locations then name files by import path.
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+# GNU make 4.3 exports nothing to $(shell): the go commands make runs while reading this file
+# get the flags this way (without them a fresh clone compiled and linked `go run
+# ./backends/cmd/backends` again, 4.7 CPU-s of each make conformance there).
+GO_SHELL  = GOFLAGS='$(GOFLAGS)' $(GO)
 GINKGO   ?= $(GO) tool ginkgo
 comma    := ,
 space    := $(subst ,, )
 # Default: every registered backend that is neither the reference nor a known-bad variant, as
 # backends/all registers them; asked once, and only by the targets that use BACKENDS.
 BACKENDS ?= $(if $(PUBSUB_BACKENDS),$(subst $(comma), ,$(PUBSUB_BACKENDS)),$(REGISTERED_BACKENDS))
-REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(or $$(shell $(GO) run ./backends/cmd/backends -conformance),$$(error cannot list the registered backends: go run ./backends/cmd/backends -conformance failed)))$(REGISTERED_BACKENDS)
+REGISTERED_BACKENDS = $(eval REGISTERED_BACKENDS := $$(or $$(shell $(GO_SHELL) run ./backends/cmd/backends -conformance),$$(error cannot list the registered backends: go run ./backends/cmd/backends -conformance failed)))$(REGISTERED_BACKENDS)
 # BACKENDS=kafka,pulsar means the same as BACKENDS="kafka pulsar" (a comma-separated list
 # would otherwise name one report file, ginkgo-kafka,pulsar.json).
 ifneq ($(filter command line environment,$(origin BACKENDS)),)
@@ -63,7 +67,7 @@ SUITE_BIN       := $(CONFORMANCE_BIN)
 # fixtures/local (a private Kafka and Pulsar, each restarted and killed: about a minute) alone
 # sets the stage's length when it starts first instead of last.
 UNIT_FIRST = ./fixtures/local ./fixtures/rabbitmq ./backends/pulsar ./backends/kafka ./fixtures/maven ./backends/remote
-UNIT_PKGS  = $(shell $(GO) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v -e '/suite$$' -e '/suite/selftest$$' -e '/suite/cmd/mutants$$')
+UNIT_PKGS  = $(shell $(GO_SHELL) list $(UNIT_FIRST) ./... | awk '!seen[$$0]++' | grep -v -e '/suite$$' -e '/suite/selftest$$' -e '/suite/cmd/mutants$$')
 # -count=1: several of these tests start real JVM brokers; Go's test cache cannot see a changed
 # java, jar cache or broker, so a cached pass would prove nothing. No -short: under -short the
 # tests that need a broker skip (a quick edit loop), and `make unit` fails on such a skip.
@@ -247,7 +251,7 @@ WARM_BIN   := $(CONFORMANCE_BIN)
 # linked all four again: 7-14 s of wall before the first broker starts. The three newest
 # binaries of each name are kept.
 BIN_CACHE  ?= $(or $(PUBSUB_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pubsub-conformance)/linked
-SOURCE_KEY  = $(eval SOURCE_KEY := $$(shell { $(GO) version; $(GO) env GOOS GOARCH GOAMD64 GOFLAGS GOEXPERIMENT CGO_ENABLED CC CXX CGO_CFLAGS CGO_CPPFLAGS CGO_CXXFLAGS CGO_LDFLAGS; \
+SOURCE_KEY  = $(eval SOURCE_KEY := $$(shell { $(GO_SHELL) version; $(GO_SHELL) env GOOS GOARCH GOAMD64 GOFLAGS GOEXPERIMENT CGO_ENABLED CC CXX CGO_CFLAGS CGO_CPPFLAGS CGO_CXXFLAGS CGO_LDFLAGS; \
 	  sha256sum $(sort $(filter-out %/ internal/workload/testdata/corpus,$(GO_SOURCES))); } | sha256sum | cut -c1-32))$(SOURCE_KEY)
 # $(call cached_link,<command that writes $@>): copy $@ from BIN_CACHE, else run the command and
 # keep its output there.
