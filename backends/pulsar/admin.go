@@ -234,14 +234,30 @@ func (a *admin) setNamespaceDeduplication(ctx context.Context, tenant, ns string
 	return wrap(ctx, "set deduplication of namespace "+tenant+"/"+ns, err)
 }
 
-// namespaceDeduplication reads the namespace's deduplication policy; unset is false (the
-// broker's brokerDeduplicationEnabled, false by default, is what applies then).
-func (a *admin) namespaceDeduplication(ctx context.Context, tenant, ns string) (bool, error) {
+// nsPolicy is what a namespace's policies say of the topics the backend creates there.
+type nsPolicy struct {
+	// dedup: the namespace deduplicates; unset is false (the broker's
+	// brokerDeduplicationEnabled, false by default, is what applies then).
+	dedup bool
+	// retention in minutes, when hasRetention (else the broker's default applies).
+	retention    int
+	hasRetention bool
+}
+
+// namespacePolicies reads the namespace's deduplication and retention policies.
+func (a *admin) namespacePolicies(ctx context.Context, tenant, ns string) (nsPolicy, error) {
 	p, err := a.client.Namespaces().GetPoliciesWithContext(ctx, tenant+"/"+ns)
 	if err != nil {
-		return false, wrap(ctx, "get policies of namespace "+tenant+"/"+ns, err)
+		return nsPolicy{}, wrap(ctx, "get policies of namespace "+tenant+"/"+ns, err)
 	}
-	return p != nil && p.DeduplicationEnabled != nil && *p.DeduplicationEnabled, nil
+	if p == nil {
+		return nsPolicy{}, nil
+	}
+	out := nsPolicy{dedup: p.DeduplicationEnabled != nil && *p.DeduplicationEnabled}
+	if p.RetentionPolicies != nil {
+		out.retention, out.hasRetention = p.RetentionPolicies.RetentionTimeInMinutes, true
+	}
+	return out, nil
 }
 
 // setTopicDeduplication sets r's topic-level deduplication policy.

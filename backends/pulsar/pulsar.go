@@ -78,10 +78,10 @@ type Backend struct {
 	clusters  []string
 	hs        *handshakes
 
-	nsMu    sync.Mutex
-	nsOK    map[string]bool          // "tenant/ns" already ensured
-	nsDedup map[string]bool          // "tenant/ns" whose namespace policy deduplicates (see ensureNamespace)
-	nsRun   map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+	nsMu     sync.Mutex
+	nsOK     map[string]bool          // "tenant/ns" already ensured
+	nsPolicy map[string]nsPolicy      // "tenant/ns" -> its policies as this backend made or read them (see ensureNamespace)
+	nsRun    map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
 
 	booksMu sync.Mutex
 	books   map[string]*ackBook // "topic\x00subscription" -> what this Backend acked there (shared subscriptions)
@@ -177,7 +177,6 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		clusters:  clusters,
 		hs:        hs,
 		nsOK:      map[string]bool{},
-		nsDedup:   map[string]bool{},
 		nsRun:     map[string]chan struct{}{},
 		books:     map[string]*ackBook{},
 		producers: map[*producer]struct{}{},
@@ -257,9 +256,10 @@ func (b *Backend) checkOpen(what string) error {
 // callers for the same namespace wait for the one in flight. A namespace this call created
 // gets the class's retention and deduplication as its namespace policies, so topics created
 // behind the backend's back (auto-creation by another client) are retained and deduplicated
-// too. Of a namespace that existed it reads whether its policy deduplicates (nsDedup): if
-// not, each persistent topic this backend creates there gets a topic-level policy instead
-// (createResolved).
+// too. Of a namespace that existed it reads the policies once (nsPolicy): a persistent topic
+// this backend creates there gets a topic-level deduplication policy if the namespace does not
+// deduplicate (deduplicate), and any topic a topic-level retention if the namespace's is not
+// the one wanted (createResolved).
 func (b *Backend) ensureNamespace(ctx context.Context, r resolved) error {
 	key := r.tenant + "/" + r.namespace
 	for {
@@ -305,29 +305,41 @@ func (b *Backend) createNamespace(ctx context.Context, r resolved) error {
 	if err != nil {
 		return err
 	}
-	dedup := false
+	var pol nsPolicy
 	if created {
-		if err := b.admin.setNamespaceRetention(ctx, r.tenant, r.namespace, retentionMinutes(b.cfg.RetentionFor(r.topic.Class))); err != nil {
+		minutes := retentionMinutes(b.cfg.RetentionFor(r.topic.Class))
+		if err := b.admin.setNamespaceRetention(ctx, r.tenant, r.namespace, minutes); err != nil {
 			return err
 		}
 		if err := b.admin.setNamespaceDeduplication(ctx, r.tenant, r.namespace, true); err != nil {
 			return err
 		}
-		dedup = true
-	} else if on, err := b.admin.namespaceDeduplication(ctx, r.tenant, r.namespace); err == nil {
-		dedup = on
+		pol = nsPolicy{dedup: true, retention: minutes, hasRetention: true}
+	} else if p, err := b.admin.namespacePolicies(ctx, r.tenant, r.namespace); err == nil {
+		pol = p
 	} else if ctx.Err() != nil {
 		return err
 	}
-	// An unreadable policy (say, a token that may create topics but not read the namespace's
-	// policies) counts as not deduplicating: the topics this backend creates get their own.
+	// Unreadable policies (say, a token that may create topics but not read the namespace's
+	// policies) count as neither deduplicating nor retaining: the topics this backend creates
+	// get their own.
 	b.nsMu.Lock()
-	if b.nsDedup == nil {
-		b.nsDedup = map[string]bool{}
+	if b.nsPolicy == nil {
+		b.nsPolicy = map[string]nsPolicy{}
 	}
-	b.nsDedup[r.tenant+"/"+r.namespace] = dedup
+	b.nsPolicy[r.tenant+"/"+r.namespace] = pol
 	b.nsMu.Unlock()
 	return nil
+}
+
+// namespaceRetains reports whether r's namespace policy, as this backend made or read it,
+// retains for the minutes wanted: a topic created there has that retention without a
+// topic-level policy of its own.
+func (b *Backend) namespaceRetains(r resolved, minutes int) bool {
+	b.nsMu.Lock()
+	defer b.nsMu.Unlock()
+	p := b.nsPolicy[r.tenant+"/"+r.namespace]
+	return p.hasRetention && p.retention == minutes
 }
 
 // deduplicate gives a persistent topic this backend just created a topic-level deduplication
@@ -344,7 +356,7 @@ func (b *Backend) deduplicate(ctx context.Context, r resolved) error {
 		return nil
 	}
 	b.nsMu.Lock()
-	on := b.nsDedup[r.tenant+"/"+r.namespace]
+	on := b.nsPolicy[r.tenant+"/"+r.namespace].dedup
 	b.nsMu.Unlock()
 	if on {
 		return nil
@@ -375,10 +387,13 @@ func retentionMinutes(d time.Duration) int {
 	return int(m)
 }
 
-// CreateTopic creates a non-partitioned topic. A topic this call created gets a topic-level
-// retention policy (the class's, or the WithRetention override): topic-level rather
-// than only namespace-level because the override is per topic and because it is then read back
-// per topic (T1) and dropped with the topic. An existing topic is left as it is.
+// CreateTopic creates a non-partitioned topic. A topic this call created has the class's
+// retention, or the WithRetention override: from its namespace's policy when that is the
+// retention wanted (the class's, in a namespace this backend created), else from a
+// topic-level policy of its own, which is dropped with the topic. Retention reads back the
+// policy in force either way (T1). Only where needed, because each topic-level policy is an
+// admin call and a message on the namespace's system topic that the broker reads back. An
+// existing topic is left as it is.
 func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backends.TopicOption) error {
 	if err := b.checkOpen("create topic"); err != nil {
 		return err
@@ -403,6 +418,9 @@ func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backen
 		return nil
 	}
 	want := retentionMinutes(settings.Retention)
+	if b.namespaceRetains(r, want) {
+		return b.deduplicate(ctx, r)
+	}
 	err = b.admin.setTopicRetention(ctx, r, want)
 	if statusOf(err) == http.StatusMethodNotAllowed {
 		// The broker runs with topicLevelPoliciesEnabled=false: the namespace policy (set

@@ -574,3 +574,68 @@ func TestWaitPermitsRidesOverTransientServerErrors(t *testing.T) {
 		}
 	})
 }
+
+// A topic the backend creates gets a topic-level retention policy only where its namespace's
+// policy does not already give the retention wanted: every topic-level policy is one more
+// admin call and one more message on the namespace's system topic, which the broker reads
+// back (about two thirds of the topics of a conformance run). The namespace's policy is the
+// class's retention when this backend created the namespace, else what its policies say
+// (read once with the deduplication).
+func TestTopicRetentionOnlyWhereTheNamespaceDiffers(t *testing.T) {
+	flowMin := retentionMinutes(backends.Class("flow").DefaultRetention())
+	for _, tc := range []struct {
+		name     string
+		nsStatus int    // the namespace PUT's answer: 204 made here, 409 there already
+		nsPolicy string // an existing namespace's policies
+		override time.Duration
+		want     int // topic-level retention calls for the new topic
+	}{
+		{name: "namespace made here", nsStatus: 204, want: 0},
+		{name: "namespace made here, another retention asked", nsStatus: 204, override: 3 * time.Second, want: 1},
+		{name: "existing namespace with the class's retention", nsStatus: 409,
+			nsPolicy: fmt.Sprintf(`{"deduplicationEnabled":true,"retention_policies":{"retentionTimeInMinutes":%d,"retentionSizeInMB":-1}}`, flowMin), want: 0},
+		{name: "existing namespace with another retention", nsStatus: 409,
+			nsPolicy: fmt.Sprintf(`{"deduplicationEnabled":true,"retention_policies":{"retentionTimeInMinutes":%d,"retentionSizeInMB":-1}}`, flowMin+1), want: 1},
+		{name: "existing namespace without a retention policy", nsStatus: 409, nsPolicy: `{"deduplicationEnabled":true}`, want: 1},
+		{name: "existing namespace whose policies cannot be read", nsStatus: 409, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status := map[string]int{
+				"PUT /admin/v2/tenants/ts":             409,
+				"PUT /admin/v2/namespaces/ts/flow":     tc.nsStatus,
+				"PUT /admin/v2/persistent/ts/flow/new": 204,
+			}
+			body := map[string]string{}
+			if tc.nsPolicy != "" {
+				status["GET /admin/v2/namespaces/ts/flow"] = 200
+				body["GET /admin/v2/namespaces/ts/flow"] = tc.nsPolicy
+			} else if tc.nsStatus == 409 {
+				status["GET /admin/v2/namespaces/ts/flow"] = 403
+			}
+			rec := &recorder{status: status, body: body}
+			srv := httptest.NewServer(rec)
+			defer srv.Close()
+			adm, err := newAdmin(srv.URL, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &Backend{admin: adm, clusters: []string{"standalone"}, nsOK: map[string]bool{}, nsRun: map[string]chan struct{}{}}
+			var opts []backends.TopicOption
+			if tc.override > 0 {
+				opts = append(opts, backends.WithRetention(tc.override))
+			}
+			if err := b.CreateTopic(context.Background(), "flow:ts:new", opts...); err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			got := 0
+			for _, c := range rec.calls {
+				if c == "POST /admin/v2/persistent/ts/flow/new/retention" {
+					got++
+				}
+			}
+			if got != tc.want {
+				t.Errorf("want %d topic-level retention calls, got %d: %v", tc.want, got, rec.calls)
+			}
+		})
+	}
+}
