@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pubsub-conformance/harness/internal/modroot"
 )
 
 // Every go command the Makefile runs gets its -trimpath, the ones run while make reads the
@@ -17,17 +15,7 @@ import (
 // module's packages and linked the cgo registry again in every fresh clone: 4.7 CPU-s of
 // each `make conformance` there, outside the suite's cost line (process accounting, 6 Dec).
 func TestEveryGoCommandGetsTrimpath(t *testing.T) {
-	mk, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("no make on PATH: the Makefile is not what is tested here then")
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git on PATH: the Makefile lists sources with git")
-	}
-	root, err := modroot.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mk, root := makeAndRoot(t)
 	tools := t.TempDir()
 	goBin := filepath.Join(tools, "go")
 	logFile := filepath.Join(tools, "calls.log")
@@ -43,13 +31,7 @@ esac
 	if err := os.WriteFile(goBin, []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{"go.mod": "module x\n", "go.sum": "", "x/a.go": "package x\n"} {
-		write(t, filepath.Join(dir, name), body)
-	}
-	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	dir := moduleTree(t)
 	// What make expands while reading: the default backends, the unit packages, the key of
 	// the linked binaries.
 	cmd := exec.Command(mk, "-f", filepath.Join(root, "Makefile"), "-C", dir, "--no-print-directory",

@@ -26,17 +26,7 @@ esac
 // A binary is linked once per content of the sources and taken from BIN_CACHE afterwards, in
 // this tree or a fresh clone elsewhere: the key is the content, not a file's mtime or path.
 func TestLinkedBinariesAreCachedByContent(t *testing.T) {
-	mk, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("no make on PATH: the Makefile is not what is tested here then")
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git on PATH: the Makefile lists sources with git")
-	}
-	root, err := modroot.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mk, root := makeAndRoot(t)
 	tools := t.TempDir()
 	goBin := filepath.Join(tools, "go")
 	if err := os.WriteFile(goBin, []byte(fakeGo), 0o755); err != nil {
@@ -44,15 +34,9 @@ func TestLinkedBinariesAreCachedByContent(t *testing.T) {
 	}
 	cache := filepath.Join(t.TempDir(), "cache")
 	tree := func() string {
-		d := t.TempDir()
-		for name, body := range map[string]string{"go.mod": "module x\n", "go.sum": "", "x/a.go": "package x\n"} {
-			write(t, filepath.Join(d, name), body)
-		}
+		d := moduleTree(t)
 		if err := os.MkdirAll(filepath.Join(d, "internal/workload/testdata/corpus"), 0o755); err != nil {
 			t.Fatal(err)
-		}
-		if out, err := exec.Command("git", "-C", d, "init", "-q").CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v\n%s", err, out)
 		}
 		return d
 	}
@@ -96,6 +80,37 @@ func TestLinkedBinariesAreCachedByContent(t *testing.T) {
 	if got := cost(b, "fifth"); got != "fifth" || links() != 3 {
 		t.Errorf("an added file: got %q after %d links, want a new link", got, links())
 	}
+}
+
+// makeAndRoot returns the make on PATH and the repository root whose Makefile is tested; it
+// skips the test without make or git (the Makefile lists sources with git).
+func makeAndRoot(t *testing.T) (mk, root string) {
+	t.Helper()
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on PATH: the Makefile is not what is tested here then")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git on PATH: the Makefile lists sources with git")
+	}
+	root, err = modroot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mk, root
+}
+
+// moduleTree is a git work tree with a one-package module in it, for make -C.
+func moduleTree(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for name, body := range map[string]string{"go.mod": "module x\n", "go.sum": "", "x/a.go": "package x\n"} {
+		write(t, filepath.Join(d, name), body)
+	}
+	if out, err := exec.Command("git", "-C", d, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return d
 }
 
 func write(t *testing.T, path, body string) {
