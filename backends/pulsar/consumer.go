@@ -39,9 +39,6 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 		return nil, fmt.Errorf("%w: pulsar: consumer on %q: empty subscription name", backends.ErrInvalidConfig, topic)
 	}
 	s := backends.ApplyConsumerOptions(r.topic, opts...)
-	if err := b.createResolved(ctx, r); err != nil {
-		return nil, err
-	}
 
 	subName, subType := subscription, pulsar.Shared
 	if s.Mode == backends.Unique {
@@ -54,22 +51,28 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	}
 	consumerName := "c-" + uniqueSuffix()
 	what := fmt.Sprintf("pulsar: subscribe %s to %s", subName, r.fullName())
-	pc, err := runCtx(ctx, what, func() (pulsar.Consumer, error) {
-		return b.client.Subscribe(pulsar.ConsumerOptions{
-			Topic:                       r.fullName(),
-			SubscriptionName:            subName,
-			Type:                        subType,
-			SubscriptionInitialPosition: pos,
-			Name:                        consumerName,
-			NackRedeliveryDelay:         b.nackDelay,
-			// Every ack waits for the broker's receipt, so a lost one is known and sent again:
-			// by Ack itself with PULSAR_ACK_SYNC, by the consumer's acker otherwise. (A receipt
-			// is not a stored ack: see ackBook.)
-			AckWithResponse: true,
-		})
-	}, func(c pulsar.Consumer) { c.Close() })
+	pc, err := openTopic(ctx, b, r, func() (pulsar.Consumer, error) {
+		pc, err := runCtx(ctx, what, func() (pulsar.Consumer, error) {
+			return b.client.Subscribe(pulsar.ConsumerOptions{
+				Topic:                       r.fullName(),
+				SubscriptionName:            subName,
+				Type:                        subType,
+				SubscriptionInitialPosition: pos,
+				Name:                        consumerName,
+				NackRedeliveryDelay:         b.nackDelay,
+				// Every ack waits for the broker's receipt, so a lost one is known and sent again:
+				// by Ack itself with PULSAR_ACK_SYNC, by the consumer's acker otherwise. (A receipt
+				// is not a stored ack: see ackBook.)
+				AckWithResponse: true,
+			})
+		}, func(c pulsar.Consumer) { c.Close() })
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
+		}
+		return pc, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
+		return nil, err
 	}
 	c := &consumer{b: b, r: r, c: pc, sub: subName, pending: map[string]pulsar.Message{},
 		acks: newAcker(pc, b.logf), ackSync: b.ackSync}

@@ -21,20 +21,23 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 	if err != nil {
 		return nil, err
 	}
-	if err := b.createResolved(ctx, r); err != nil {
-		return nil, err
-	}
 	what := "pulsar: create producer on " + r.fullName()
-	pp, err := runCtx(ctx, what, func() (pulsar.Producer, error) {
-		return b.client.CreateProducer(pulsar.ProducerOptions{
-			Topic:           r.fullName(),
-			DisableBatching: true,
-			// Send is bounded by the caller's ctx; the client's own send timeout is a backstop.
-			SendTimeout: operationTimeout,
-		})
-	}, func(p pulsar.Producer) { p.Close() })
+	pp, err := openTopic(ctx, b, r, func() (pulsar.Producer, error) {
+		pp, err := runCtx(ctx, what, func() (pulsar.Producer, error) {
+			return b.client.CreateProducer(pulsar.ProducerOptions{
+				Topic:           r.fullName(),
+				DisableBatching: true,
+				// Send is bounded by the caller's ctx; the client's own send timeout is a backstop.
+				SendTimeout: operationTimeout,
+			})
+		}, func(p pulsar.Producer) { p.Close() })
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
+		}
+		return pp, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
+		return nil, err
 	}
 	p := &producer{b: b, r: r, p: pp, enqueue: make(chan struct{}, 1)}
 	b.mu.Lock()

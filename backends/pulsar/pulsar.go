@@ -82,6 +82,10 @@ type Backend struct {
 	nsOK     map[string]bool          // "tenant/ns" already ensured
 	nsPolicy map[string]nsPolicy      // "tenant/ns" -> its policies as this backend made or read them (see ensureNamespace)
 	nsRun    map[string]chan struct{} // ensures in flight, so concurrent callers wait for one
+	// known: topics (full names) this backend created or found existing and has not deleted
+	// since: its Producer and Consumer open them without asking the admin API to create them
+	// again (see openTopic).
+	known map[string]bool
 
 	booksMu sync.Mutex
 	books   map[string]*ackBook // "topic\x00subscription" -> what this Backend acked there (shared subscriptions)
@@ -178,6 +182,7 @@ func New(ctx context.Context, cfg backends.Config) (backends.Backend, error) {
 		hs:        hs,
 		nsOK:      map[string]bool{},
 		nsRun:     map[string]chan struct{}{},
+		known:     map[string]bool{},
 		books:     map[string]*ackBook{},
 		producers: map[*producer]struct{}{},
 		consumers: map[*consumer]struct{}{},
@@ -406,6 +411,68 @@ func (b *Backend) CreateTopic(ctx context.Context, topic string, opts ...backend
 }
 
 func (b *Backend) createResolved(ctx context.Context, r resolved, opts ...backends.TopicOption) error {
+	if err := b.create(ctx, r, opts...); err != nil {
+		return err
+	}
+	b.setKnown(r, true)
+	return nil
+}
+
+// setKnown records whether r is a topic this backend knows to exist (openTopic).
+func (b *Backend) setKnown(r resolved, on bool) {
+	b.nsMu.Lock()
+	defer b.nsMu.Unlock()
+	if b.known == nil {
+		b.known = map[string]bool{}
+	}
+	if on {
+		b.known[r.fullName()] = true
+	} else {
+		delete(b.known, r.fullName())
+	}
+}
+
+// openTopic runs open (a producer's creation, a subscribe) on r, creating r first unless
+// this backend created it or found it existing before and has not deleted it since: each ask
+// to create a topic that exists is an admin call the broker answers with 409, the most
+// frequent call of a conformance run. When another client deleted the topic meanwhile, the
+// broker either auto-creates it on open (its default, with the namespace's policies, which
+// this backend set when it made the namespace) or answers "topic not found": then the
+// topic is created as for an unknown one and open runs again, once.
+func openTopic[T any](ctx context.Context, b *Backend, r resolved, open func() (T, error)) (T, error) {
+	b.nsMu.Lock()
+	known := b.known[r.fullName()]
+	b.nsMu.Unlock()
+	if !known {
+		if err := b.createResolved(ctx, r); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
+	v, err := open()
+	if err != nil && known && topicNotFound(err) {
+		b.setKnown(r, false)
+		if err := b.createResolved(ctx, r); err != nil {
+			var zero T
+			return zero, err
+		}
+		return open()
+	}
+	return v, err
+}
+
+// topicNotFound reports whether the broker refused an open because the topic does not exist
+// (auto-creation off).
+func topicNotFound(err error) bool {
+	var pe *pulsar.Error
+	if errors.As(err, &pe) && pe.Result() == pulsar.TopicNotFound {
+		return true
+	}
+	return containsAny(err.Error(), "TopicNotFound", "topic not found")
+}
+
+// create is createResolved without the bookkeeping of known topics.
+func (b *Backend) create(ctx context.Context, r resolved, opts ...backends.TopicOption) error {
 	settings := backends.ApplyTopicOptions(r.topic, b.cfg, opts...)
 	if err := b.ensureNamespace(ctx, r); err != nil {
 		return err
@@ -453,6 +520,7 @@ func (b *Backend) DeleteTopic(ctx context.Context, topic string) error {
 	if err != nil {
 		return err
 	}
+	b.setKnown(r, false)
 	if err := b.admin.deleteTopic(ctx, r); err != nil {
 		return fmt.Errorf("pulsar: delete topic %s: %w", r.fullName(), err)
 	}
