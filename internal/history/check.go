@@ -226,16 +226,6 @@ func model(ops []Op) *hist {
 	clientClosed := map[string]time.Time{}
 	clientKilled := map[string]time.Time{}
 	tried := map[string][]Op{} // subscription key -> failed Consumer calls not yet followed by one that returned
-	subKey := func(op Op) string {
-		key := fmt.Sprintf("%s/%s", op.Topic, op.Subscription)
-		if e := epoch[op.Topic]; e > 0 {
-			key += fmt.Sprintf(" (after delete %d)", e)
-		}
-		if op.Mode == backends.Unique {
-			key += "/" + op.Handle
-		}
-		return key
-	}
 	for _, op := range ops {
 		switch op.Kind {
 		case DeleteTopic:
@@ -251,7 +241,13 @@ func model(ops []Op) *hist {
 			}
 		case NewConsumer:
 			h.epoch[op.Seq] = epoch[op.Topic]
-			key := subKey(op)
+			key := fmt.Sprintf("%s/%s", op.Topic, op.Subscription)
+			if e := epoch[op.Topic]; e > 0 {
+				key += fmt.Sprintf(" (after delete %d)", e)
+			}
+			if op.Mode == backends.Unique {
+				key += "/" + op.Handle
+			}
 			if op.Err != nil {
 				if subs[key] == nil {
 					tried[key] = append(tried[key], op)
@@ -586,6 +582,16 @@ func checkNacks(h *hist, p Policy) []Finding {
 func checkWrongSubscription(h *hist, _ Policy) []Finding {
 	var out []Finding
 	for _, s := range h.subs {
+		// The subscription may have been made by the first Consumer call of its name, failed
+		// or not (C-SUB-7), at the position that call asked for (C-POS-1).
+		first := s.created
+		atLatest := s.position == backends.Latest
+		for _, t := range s.tried {
+			atLatest = atLatest && t.Position == backends.Latest
+			if t.Start.Before(first.Start) {
+				first = t
+			}
+		}
 		for _, k := range sortedKeys(s.got) {
 			sends := h.sends[k]
 			if len(sends) == 0 {
@@ -602,16 +608,6 @@ func checkWrongSubscription(h *hist, _ Policy) []Finding {
 				out = append(out, Finding{Anomaly: WrongSubscription, Contract: "C-DLV-2", Key: k, Subscription: s.key,
 					Detail: fmt.Sprintf("it was sent only to %q", sends[0].Topic), Ops: []Op{sends[0], d}})
 				continue
-			}
-			// The subscription may have been made by the first Consumer call of its name,
-			// failed or not (C-SUB-7), at the position that call asked for (C-POS-1).
-			first := s.created
-			atLatest := s.position == backends.Latest
-			for _, t := range s.tried {
-				atLatest = atLatest && t.Position == backends.Latest
-				if t.Start.Before(first.Start) {
-					first = t
-				}
 			}
 			if !atLatest {
 				continue
