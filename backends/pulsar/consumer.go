@@ -51,8 +51,8 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 	}
 	consumerName := "c-" + uniqueSuffix()
 	what := fmt.Sprintf("pulsar: subscribe %s to %s", subName, r.fullName())
-	pc, err := openTopic(ctx, b, r, func() (pulsar.Consumer, error) {
-		pc, err := runCtx(ctx, what, func() (pulsar.Consumer, error) {
+	pc, err := openTopic(ctx, b, r, what, func() (pulsar.Consumer, error) {
+		return runCtx(ctx, what, func() (pulsar.Consumer, error) {
 			return b.client.Subscribe(pulsar.ConsumerOptions{
 				Topic:                       r.fullName(),
 				SubscriptionName:            subName,
@@ -66,10 +66,6 @@ func (b *Backend) Consumer(ctx context.Context, topic, subscription string, opts
 				AckWithResponse: true,
 			})
 		}, func(c pulsar.Consumer) { c.Close() })
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
-		}
-		return pc, nil
 	})
 	if err != nil {
 		return nil, err

@@ -22,8 +22,8 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 		return nil, err
 	}
 	what := "pulsar: create producer on " + r.fullName()
-	pp, err := openTopic(ctx, b, r, func() (pulsar.Producer, error) {
-		pp, err := runCtx(ctx, what, func() (pulsar.Producer, error) {
+	pp, err := openTopic(ctx, b, r, what, func() (pulsar.Producer, error) {
+		return runCtx(ctx, what, func() (pulsar.Producer, error) {
 			return b.client.CreateProducer(pulsar.ProducerOptions{
 				Topic:           r.fullName(),
 				DisableBatching: true,
@@ -31,10 +31,6 @@ func (b *Backend) Producer(ctx context.Context, topic string) (backends.Producer
 				SendTimeout: operationTimeout,
 			})
 		}, func(p pulsar.Producer) { p.Close() })
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, b.mapErr(err))
-		}
-		return pp, nil
 	})
 	if err != nil {
 		return nil, err

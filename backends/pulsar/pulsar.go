@@ -432,20 +432,20 @@ func (b *Backend) setKnown(r resolved, on bool) {
 	}
 }
 
-// openTopic runs open (a producer's creation, a subscribe) on r, creating r first unless
-// this backend created it or found it existing before and has not deleted it since: each ask
-// to create a topic that exists is an admin call the broker answers with 409, the most
-// frequent call of a conformance run. When another client deleted the topic meanwhile, the
-// broker either auto-creates it on open (its default, with the namespace's policies, which
-// this backend set when it made the namespace) or answers "topic not found": then the
-// topic is created as for an unknown one and open runs again, once.
-func openTopic[T any](ctx context.Context, b *Backend, r resolved, open func() (T, error)) (T, error) {
+// openTopic runs open (a producer's creation, a subscribe; what names it in errors) on r,
+// creating r first unless this backend created it or found it existing before and has not
+// deleted it since: each ask to create a topic that exists is an admin call the broker
+// answers with 409, the most frequent call of a conformance run. When another client deleted
+// the topic meanwhile, the broker either auto-creates it on open (its default, with the
+// namespace's policies, which this backend set when it made the namespace) or answers "topic
+// not found": then the topic is created as for an unknown one and open runs again, once.
+func openTopic[T any](ctx context.Context, b *Backend, r resolved, what string, open func() (T, error)) (T, error) {
+	var zero T
 	b.nsMu.Lock()
 	known := b.known[r.fullName()]
 	b.nsMu.Unlock()
 	if !known {
 		if err := b.createResolved(ctx, r); err != nil {
-			var zero T
 			return zero, err
 		}
 	}
@@ -453,12 +453,14 @@ func openTopic[T any](ctx context.Context, b *Backend, r resolved, open func() (
 	if err != nil && known && topicNotFound(err) {
 		b.setKnown(r, false)
 		if err := b.createResolved(ctx, r); err != nil {
-			var zero T
 			return zero, err
 		}
-		return open()
+		v, err = open()
 	}
-	return v, err
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", what, b.mapErr(err))
+	}
+	return v, nil
 }
 
 // topicNotFound reports whether the broker refused an open because the topic does not exist
